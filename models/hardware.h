@@ -1,0 +1,121 @@
+// The hardware profile every cost model reads: datasheet facts, measured facts and the
+// calibratable efficiency parameters of each kernel class.
+//
+// A profile is built by the scenario loader (sim/config) from a preset in scenarios/hardware/ plus
+// the user's overrides, or (issue 5) by the calibration fit. Models never read JSON.
+#pragma once
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include "models/dtype.h"
+#include "models/units.h"
+
+namespace ess {
+
+// Thrown when a model is asked for something the hardware cannot do (e.g. fp8 on an A100).
+class UnsupportedError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Dense (no structured sparsity) tensor-core peak per dtype; empty when the GPU lacks it.
+struct PeakCompute {
+  std::optional<FlopsPerSecond> fp32;
+  std::optional<FlopsPerSecond> bf16;
+  std::optional<FlopsPerSecond> fp16;
+  std::optional<FlopsPerSecond> fp8;
+
+  // Peak for `t`; throws UnsupportedError naming `gpu_kind` when the GPU has none.
+  [[nodiscard]] FlopsPerSecond at(DType t, const std::string& gpu_kind) const;
+};
+
+struct GpuSpec {
+  std::string kind;              // e.g. "H200-SXM"
+  int count = 0;                 // GPUs per node
+  int sm_count = 0;              // streaming multiprocessors per GPU
+  Bytes hbm_capacity;            // per GPU
+  BytesPerSecond hbm_bandwidth;  // per GPU, datasheet peak
+  PeakCompute peak_compute;
+};
+
+// One PCIe link per GPU to the host. Bandwidths are per direction (the link is full duplex).
+struct PcieSpec {
+  int generation = 0;
+  BytesPerSecond h2d_bandwidth;  // sustained host->device bandwidth of one large copy
+  BytesPerSecond d2h_bandwidth;  // sustained device->host bandwidth of one large copy
+  Seconds latency;               // first-byte latency of a DMA transfer
+  Seconds h2d_call_overhead;     // fixed cost of one cudaMemcpyAsync call, host->device
+  Seconds d2h_call_overhead;     // fixed cost of one cudaMemcpyAsync call, device->host
+  int gpus_per_switch = 0;       // GPUs sharing one PCIe switch uplink to the CPU
+  BytesPerSecond switch_uplink_bandwidth;  // per direction
+};
+
+// NVLink / NVSwitch: point-to-point bandwidth per direction between two GPUs of a node.
+struct NvlinkSpec {
+  BytesPerSecond bandwidth;
+  Seconds latency;
+};
+
+// Scale-out network between nodes: one NIC per GPU.
+struct NetworkSpec {
+  BytesPerSecond bandwidth_per_gpu;  // per direction
+  Seconds latency;
+};
+
+struct CpuSpec {
+  int sockets = 0;
+  int gpus_per_socket = 0;
+  Bytes dram_capacity_per_socket;
+  BytesPerSecond dram_bandwidth_per_socket;
+};
+
+// Efficiency of one kernel class on one GPU (the calibratable part of a roofline).
+//
+//   compute time = (flops + compute_ramp) / (peak[dtype] * compute_efficiency)
+//   memory time  = (bytes + memory_ramp)  / (hbm_bandwidth * memory_efficiency)
+//   kernel time  = max(compute time, memory time) + kernel_overhead
+//
+// The ramps make efficiency size-dependent: a kernel doing `compute_ramp` FLOP reaches half of
+// `compute_efficiency`; a kernel moving `memory_ramp` bytes reaches half of `memory_efficiency`.
+// Both forms are linear in their parameters, so calibration fits them by least squares.
+struct RooflineParams {
+  double compute_efficiency = 1.0;  // in (0, 1]
+  Flops compute_ramp;               // >= 0
+  double memory_efficiency = 1.0;   // in (0, 1]
+  Bytes memory_ramp;                // >= 0
+  Seconds kernel_overhead;          // >= 0: fixed GPU time of one kernel (launch, tail)
+};
+
+struct KernelParams {
+  RooflineParams gemm;          // dense GEMMs (cuBLAS / DeepGEMM)
+  RooflineParams attention;     // MLA (sparse or dense) and GQA decode attention
+  RooflineParams indexer;       // lightning-indexer scoring
+  RooflineParams memory_bound;  // norms, elementwise, top-k: bytes only
+  double topk_passes = 1.0;     // passes of the top-k selection over the logits (>= 1)
+};
+
+// Alpha-beta collectives (NCCL-style).
+struct CollectiveParams {
+  BytesPerSecond allreduce_bus_bandwidth;  // NCCL "busbw" of a large all-reduce within a node
+  Seconds allreduce_latency;               // fixed time of a small all-reduce
+  BytesPerSecond alltoall_bandwidth;       // per-GPU egress bandwidth of all-to-all within a node
+  Seconds alltoall_latency;                // fixed time of a small all-to-all
+};
+
+struct Hardware {
+  std::string name;  // preset or profile name
+  int nodes = 1;
+  GpuSpec gpu;
+  PcieSpec pcie;
+  NvlinkSpec nvlink;
+  NetworkSpec network;
+  CpuSpec cpu;
+  KernelParams kernels;
+  CollectiveParams collectives;
+
+  [[nodiscard]] int total_gpus() const { return nodes * gpu.count; }
+};
+
+}  // namespace ess
