@@ -1,0 +1,60 @@
+#include "sim/cli/cli.h"
+
+#include <algorithm>
+#include <sstream>
+#include <stdexcept>
+
+#include "models/hardware.h"
+#include "sim/cli/commands.h"
+#include "sim/config/config_error.h"
+
+namespace ess {
+
+std::string version_string() {
+  return std::string("ess-sim ") + ESS_SIM_VERSION + " (SimGrid " + ESS_SIMGRID_VERSION + ")";
+}
+
+int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  CLI::App app{"ess-sim: simulates LLM decode steps with ESS latent-cache offload on multi-GPU nodes.\n"
+               "Scenarios are JSON files (see scenarios/README.md); presets are listed by `ess-sim presets`.",
+               "ess-sim"};
+  app.set_version_flag("--version", version_string());
+  app.require_subcommand(1);
+  app.fallthrough(false);
+
+  CommandAction action;
+  add_check_command(app, action);
+  add_presets_command(app, action);
+  add_cost_command(app, action);
+
+  std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 consumes from the back
+  try {
+    app.parse(reversed);
+  } catch (const CLI::Success& e) {  // --help, --version
+    std::ostringstream ignored;
+    app.exit(e, out, ignored);
+    return kExitOk;
+  } catch (const CLI::ParseError& e) {
+    std::ostringstream ignored;
+    app.exit(e, ignored, err);
+    return kExitBadInput;
+  }
+
+  try {
+    return action(out);
+  } catch (const ConfigError& e) {
+    err << "error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const UnsupportedError& e) {
+    err << "error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const std::invalid_argument& e) {
+    err << "error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    err << "internal error (please report): " << e.what() << "\n";
+    return kExitInternal;
+  }
+}
+
+}  // namespace ess

@@ -1,0 +1,22 @@
+// The ess-sim command line, callable in-process (tests) and from main().
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace ess {
+
+// Exit codes: 0 success, 1 internal error (a bug), 2 bad input (usage, scenario, arguments).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitInternal = 1;
+inline constexpr int kExitBadInput = 2;
+
+// Runs ess-sim with `args` (without the program name). Writes results to `out` and diagnostics
+// to `err`; never calls exit().
+int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+// "ess-sim 0.1.0 (SimGrid 3.32.0)".
+std::string version_string();
+
+}  // namespace ess

@@ -1,0 +1,19 @@
+// Registration of each ess-sim subcommand on the CLI11 application (one file per command).
+#pragma once
+
+#include <functional>
+#include <ostream>
+
+#include <CLI/CLI.hpp>
+
+namespace ess {
+
+// What a subcommand runs once parsing succeeded; returns the exit code. May throw ConfigError,
+// std::invalid_argument or UnsupportedError for bad input.
+using CommandAction = std::function<int(std::ostream& out)>;
+
+void add_check_command(CLI::App& app, CommandAction& action);
+void add_presets_command(CLI::App& app, CommandAction& action);
+void add_cost_command(CLI::App& app, CommandAction& action);
+
+}  // namespace ess

@@ -1,0 +1,25 @@
+// "Did you mean" suggestions for misspelt keys, units and names.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace ess {
+
+// Levenshtein distance (case-sensitive: "gb/s" is two edits from "GB/s").
+[[nodiscard]] std::size_t edit_distance(std::string_view a, std::string_view b);
+
+// The candidate closest to `word`, if it is close enough to be a plausible typo: distance at most
+// max(2, |word| / 3), or equal ignoring case. Ties go to the earliest candidate (deterministic).
+[[nodiscard]] std::optional<std::string> closest_match(std::string_view word,
+                                                       std::span<const std::string> candidates);
+
+// " (did you mean \"x\"?)" or "" when nothing is close.
+[[nodiscard]] std::string did_you_mean(std::string_view word, std::span<const std::string> candidates);
+
+// "a", "b", "c" joined for messages: "\"a\", \"b\" or \"c\"".
+[[nodiscard]] std::string quoted_list(std::span<const std::string> items);
+
+}  // namespace ess

@@ -1,0 +1,144 @@
+#include "sim/config/hardware_config.h"
+
+#include <string>
+
+#include "sim/config/reader.h"
+
+namespace ess {
+
+namespace {
+
+Range count() { return Range::at_least(1); }
+Range fraction() { return Range::left_open(0.0, 1.0); }
+
+int read_int(ObjectReader& r, std::string_view key, Range range) {
+  return static_cast<int>(r.integer(key, range));
+}
+
+RooflineParams read_roofline(ObjectReader& r) {
+  RooflineParams p;
+  p.compute_efficiency = r.number("compute_efficiency", fraction());
+  p.compute_ramp = r.flops("compute_ramp", Range::non_negative());
+  p.memory_efficiency = r.number("memory_efficiency", fraction());
+  p.memory_ramp = r.bytes("memory_ramp", Range::non_negative());
+  p.kernel_overhead = r.seconds("kernel_overhead", Range::non_negative());
+  r.finish();
+  return p;
+}
+
+GpuSpec read_gpu(ObjectReader& r) {
+  GpuSpec g;
+  g.kind = r.text("kind");
+  g.count = read_int(r, "count", Range::closed(1, 1024));
+  g.sm_count = read_int(r, "sm_count", Range::closed(1, 1024));
+  g.hbm_capacity = r.bytes("hbm_capacity", Range::positive());
+  g.hbm_bandwidth = r.bandwidth("hbm_bandwidth", Range::positive());
+  auto pc = r.object("peak_compute");
+  g.peak_compute.fp32 = pc.optional_compute_rate("fp32", Range::positive());
+  g.peak_compute.bf16 = pc.optional_compute_rate("bf16", Range::positive());
+  g.peak_compute.fp16 = pc.optional_compute_rate("fp16", Range::positive());
+  g.peak_compute.fp8 = pc.optional_compute_rate("fp8", Range::positive());
+  pc.finish();
+  r.finish();
+  return g;
+}
+
+PcieSpec read_pcie(ObjectReader& r, int gpus_per_node) {
+  PcieSpec p;
+  p.generation = read_int(r, "generation", Range::closed(1, 7));
+  p.h2d_bandwidth = r.bandwidth("h2d_bandwidth", Range::positive());
+  p.d2h_bandwidth = r.bandwidth("d2h_bandwidth", Range::positive());
+  p.latency = r.seconds("latency", Range::non_negative());
+  p.h2d_call_overhead = r.seconds("h2d_call_overhead", Range::non_negative());
+  p.d2h_call_overhead = r.seconds("d2h_call_overhead", Range::non_negative());
+  p.gpus_per_switch = read_int(r, "gpus_per_switch", count());
+  p.switch_uplink_bandwidth = r.bandwidth("switch_uplink_bandwidth", Range::positive());
+  if (gpus_per_node % p.gpus_per_switch != 0) {
+    r.fail("gpus_per_switch", "gpus_per_switch (" + std::to_string(p.gpus_per_switch) +
+                                  ") must divide the GPUs per node (gpu.count = " + std::to_string(gpus_per_node) + ")");
+  }
+  r.finish();
+  return p;
+}
+
+CpuSpec read_cpu(ObjectReader& r, int gpus_per_node) {
+  CpuSpec c;
+  c.sockets = read_int(r, "sockets", Range::closed(1, 64));
+  c.gpus_per_socket = read_int(r, "gpus_per_socket", count());
+  c.dram_capacity_per_socket = r.bytes("dram_capacity_per_socket", Range::positive());
+  c.dram_bandwidth_per_socket = r.bandwidth("dram_bandwidth_per_socket", Range::positive());
+  if (c.sockets * c.gpus_per_socket < gpus_per_node) {
+    r.fail("gpus_per_socket", "sockets x gpus_per_socket (" + std::to_string(c.sockets) + " x " +
+                                  std::to_string(c.gpus_per_socket) + ") is less than the GPUs per node (gpu.count = " +
+                                  std::to_string(gpus_per_node) + ")");
+  }
+  r.finish();
+  return c;
+}
+
+}  // namespace
+
+Hardware read_hardware(ObjectReader& r) {
+  Hardware h;
+  h.name = r.text("name");
+  r.optional_text("description");
+  r.optional_text("provenance");
+  h.nodes = static_cast<int>(r.integer_or("nodes", Range::closed(1, 4096), 1));
+  {
+    auto g = r.object("gpu");
+    h.gpu = read_gpu(g);
+  }
+  {
+    auto p = r.object("pcie");
+    h.pcie = read_pcie(p, h.gpu.count);
+  }
+  {
+    auto n = r.object("nvlink");
+    h.nvlink.bandwidth = n.bandwidth("bandwidth", Range::positive());
+    h.nvlink.latency = n.seconds("latency", Range::non_negative());
+    n.finish();
+  }
+  {
+    auto n = r.object("network");
+    h.network.bandwidth_per_gpu = n.bandwidth("bandwidth_per_gpu", Range::positive());
+    h.network.latency = n.seconds("latency", Range::non_negative());
+    n.finish();
+  }
+  {
+    auto c = r.object("cpu");
+    h.cpu = read_cpu(c, h.gpu.count);
+  }
+  {
+    auto k = r.object("kernels");
+    {
+      auto x = k.object("gemm");
+      h.kernels.gemm = read_roofline(x);
+    }
+    {
+      auto x = k.object("attention");
+      h.kernels.attention = read_roofline(x);
+    }
+    {
+      auto x = k.object("indexer");
+      h.kernels.indexer = read_roofline(x);
+    }
+    {
+      auto x = k.object("memory_bound");
+      h.kernels.memory_bound = read_roofline(x);
+    }
+    h.kernels.topk_passes = k.number("topk_passes", Range::at_least(1.0));
+    k.finish();
+  }
+  {
+    auto c = r.object("collectives");
+    h.collectives.allreduce_bus_bandwidth = c.bandwidth("allreduce_bus_bandwidth", Range::positive());
+    h.collectives.allreduce_latency = c.seconds("allreduce_latency", Range::non_negative());
+    h.collectives.alltoall_bandwidth = c.bandwidth("alltoall_bandwidth", Range::positive());
+    h.collectives.alltoall_latency = c.seconds("alltoall_latency", Range::non_negative());
+    c.finish();
+  }
+  r.finish();
+  return h;
+}
+
+}  // namespace ess

@@ -1,0 +1,136 @@
+#include "sim/config/json_text.h"
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <vector>
+
+#include "sim/config/config_error.h"
+
+namespace ess {
+
+namespace {
+
+struct Frame {
+  bool is_object = false;
+  std::set<std::string> keys;
+  std::string current_key;
+  long index = -1;  // current element of an array
+};
+
+std::string frame_pointer(const std::vector<Frame>& frames, std::size_t count) {
+  std::string p;
+  for (std::size_t i = 0; i < count; ++i) {
+    const Frame& f = frames[i];
+    p = f.is_object ? pointer_append(p, f.current_key) : pointer_append(p, std::to_string(f.index));
+  }
+  return p;
+}
+
+// Line and column (both 1-based) of byte offset `byte` (1-based position nlohmann reports as the
+// character it stopped at).
+std::pair<std::size_t, std::size_t> line_column(std::string_view text, std::size_t byte) {
+  std::size_t line = 1;
+  std::size_t column = 1;
+  const std::size_t end = std::min(byte > 0 ? byte - 1 : 0, text.size());
+  for (std::size_t i = 0; i < end; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return {line, column};
+}
+
+// nlohmann's message after its "[json.exception.parse_error.101] parse error at line 1, column 2: "
+std::string strip_prefix(const std::string& what) {
+  const auto pos = what.find(": ");
+  return pos == std::string::npos ? what : what.substr(pos + 2);
+}
+
+}  // namespace
+
+std::string pointer_append(const std::string& pointer, std::string_view token) {
+  std::string out = pointer + "/";
+  for (char c : token) {
+    if (c == '~') {
+      out += "~0";
+    } else if (c == '/') {
+      out += "~1";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string describe_json(const nlohmann::json& value) {
+  switch (value.type()) {
+    case nlohmann::json::value_t::null: return "null";
+    case nlohmann::json::value_t::boolean: return std::string("the boolean ") + (value.get<bool>() ? "true" : "false");
+    case nlohmann::json::value_t::string: return "the string " + value.dump();
+    case nlohmann::json::value_t::number_integer:
+    case nlohmann::json::value_t::number_unsigned:
+    case nlohmann::json::value_t::number_float: return "the number " + value.dump();
+    case nlohmann::json::value_t::object: return "an object";
+    case nlohmann::json::value_t::array: return "an array";
+    default: return "a " + std::string(value.type_name());
+  }
+}
+
+nlohmann::json parse_json_text(std::string_view text, const std::string& origin) {
+  std::vector<Frame> frames;
+  auto callback = [&](int /*depth*/, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    switch (event) {
+      case E::object_start:
+      case E::array_start:
+        if (!frames.empty() && !frames.back().is_object) ++frames.back().index;
+        frames.push_back(Frame{event == E::object_start, {}, {}, -1});
+        break;
+      case E::key: {
+        Frame& f = frames.back();
+        const auto key = parsed.get<std::string>();
+        if (!f.keys.insert(key).second) {
+          throw ConfigError(origin, frame_pointer(frames, frames.size() - 1),
+                            "duplicate key \"" + key + "\" (each key may appear once per object)");
+        }
+        f.current_key = key;
+        break;
+      }
+      case E::value:
+        if (!frames.empty() && !frames.back().is_object) ++frames.back().index;
+        break;
+      case E::object_end:
+      case E::array_end:
+        frames.pop_back();
+        break;
+    }
+    return true;
+  };
+  try {
+    return nlohmann::json::parse(text.begin(), text.end(), callback);
+  } catch (const nlohmann::json::parse_error& e) {
+    const auto [line, column] = line_column(text, e.byte);
+    throw ConfigError(origin, "",
+                      "invalid JSON at line " + std::to_string(line) + ", column " +
+                          std::to_string(column) + ": " + strip_prefix(e.what()));
+  }
+}
+
+nlohmann::json read_json_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) throw ConfigError(path.string(), "", "no such file");
+  if (std::filesystem::is_directory(path, ec)) {
+    throw ConfigError(path.string(), "", "is a directory, not a JSON file");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(path.string(), "", "cannot be read");
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return parse_json_text(buffer.str(), path.string());
+}
+
+}  // namespace ess

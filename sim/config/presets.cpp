@@ -1,0 +1,61 @@
+#include "sim/config/presets.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "sim/config/json_text.h"
+
+namespace ess {
+
+namespace {
+
+std::vector<Preset> load_all() {
+  std::vector<Preset> out;
+  for (const auto& e : detail::embedded_presets()) {
+    const std::string folder = e.kind;
+    const PresetKind kind = folder == "models" ? PresetKind::model : PresetKind::hardware;
+    const std::string path = "scenarios/" + folder + "/" + e.name + ".json";
+    Preset p{kind, e.name, path, parse_json_text(e.text, "built-in preset " + path), {}};
+    if (const auto d = p.document.find("description"); d != p.document.end() && d->is_string()) {
+      p.description = d->get<std::string>();
+    }
+    out.push_back(std::move(p));
+  }
+  std::sort(out.begin(), out.end(), [](const Preset& a, const Preset& b) {
+    return a.kind != b.kind ? a.kind < b.kind : a.name < b.name;
+  });
+  return out;
+}
+
+// Parsed once, never modified afterwards (a constant table, not mutable state).
+const std::vector<Preset>& all_presets() {
+  static const std::vector<Preset> table = load_all();
+  return table;
+}
+
+}  // namespace
+
+std::string_view to_string(PresetKind k) { return k == PresetKind::model ? "model" : "hardware"; }
+
+std::vector<const Preset*> presets(PresetKind kind) {
+  std::vector<const Preset*> out;
+  for (const auto& p : all_presets()) {
+    if (p.kind == kind) out.push_back(&p);
+  }
+  return out;
+}
+
+std::vector<std::string> preset_names(PresetKind kind) {
+  std::vector<std::string> out;
+  for (const auto* p : presets(kind)) out.push_back(p->name);
+  return out;
+}
+
+const Preset* find_preset(PresetKind kind, std::string_view name) {
+  for (const auto& p : all_presets()) {
+    if (p.kind == kind && p.name == name) return &p;
+  }
+  return nullptr;
+}
+
+}  // namespace ess

@@ -1,0 +1,44 @@
+// Built-in presets: the JSON files under scenarios/models/ and scenarios/hardware/, embedded in
+// the binary at build time so that ess-sim works from any directory.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ess {
+
+enum class PresetKind { model, hardware };
+
+[[nodiscard]] std::string_view to_string(PresetKind k);  // "model", "hardware"
+
+struct Preset {
+  PresetKind kind;
+  std::string name;         // file stem, e.g. "h200-sxm"
+  std::string path;         // relative to the repository, e.g. "scenarios/hardware/h200-sxm.json"
+  nlohmann::json document;  // parsed once
+  std::string description;  // the document's "description"
+
+  // How errors name this preset: "built-in preset scenarios/hardware/h200-sxm.json".
+  [[nodiscard]] std::string origin() const { return "built-in preset " + path; }
+};
+
+// All presets of a kind, sorted by name.
+[[nodiscard]] std::vector<const Preset*> presets(PresetKind kind);
+[[nodiscard]] std::vector<std::string> preset_names(PresetKind kind);
+// The preset, or nullptr.
+[[nodiscard]] const Preset* find_preset(PresetKind kind, std::string_view name);
+
+namespace detail {
+struct EmbeddedPreset {
+  const char* kind;  // "models" or "hardware" (the folder)
+  const char* name;
+  const char* text;
+};
+// Generated from scenarios/ by sim/config/embed_presets.cmake.
+const std::vector<EmbeddedPreset>& embedded_presets();
+}  // namespace detail
+
+}  // namespace ess

@@ -1,0 +1,323 @@
+#include "sim/config/scenario.h"
+
+#include <utility>
+
+#include "sim/config/config_error.h"
+#include "sim/config/did_you_mean.h"
+#include "sim/config/hardware_config.h"
+#include "sim/config/json_text.h"
+#include "sim/config/presets.h"
+#include "sim/config/reader.h"
+
+namespace ess {
+
+namespace {
+
+bool is_value_wrapper(const nlohmann::json& j) { return j.is_object() && j.contains("value"); }
+
+// Records, for every leaf under `value`, the origin it has now (before a preset claims the
+// section), so that merged values keep naming the file or --set they came from.
+void pin_leaf_origins(const nlohmann::json& value, const std::string& pointer, Origins& origins) {
+  if (value.is_object() && !is_value_wrapper(value)) {
+    for (const auto& [k, v] : value.items()) pin_leaf_origins(v, pointer_append(pointer, k), origins);
+    return;
+  }
+  origins.set(pointer, origins.at(pointer));
+}
+
+// Overrides win; objects merge key by key; a leaf (plain or {"value", "source"}) replaces.
+void deep_merge(nlohmann::json& base, const nlohmann::json& overrides) {
+  for (const auto& [k, v] : overrides.items()) {
+    auto it = base.find(k);
+    if (it != base.end() && it->is_object() && !is_value_wrapper(*it) && v.is_object() && !is_value_wrapper(v)) {
+      deep_merge(*it, v);
+    } else {
+      base[k] = v;
+    }
+  }
+}
+
+// Replaces document[key] (a preset name or {"preset": name, overrides...}) by the merged preset.
+void resolve_preset_section(nlohmann::json& document, const std::string& key, PresetKind kind, Origins& origins) {
+  const std::string pointer = pointer_append("", key);
+  auto it = document.find(key);
+  if (it == document.end()) throw ConfigError(origins.at(""), pointer, "missing required section \"" + key + "\"");
+  nlohmann::json overrides = nlohmann::json::object();
+  std::string name;
+  std::string name_pointer = pointer;
+  if (it->is_string()) {
+    name = it->get<std::string>();
+  } else if (it->is_object()) {
+    const auto p = it->find("preset");
+    if (p == it->end()) return;  // fully inline: read as written
+    name_pointer = pointer_append(pointer, "preset");
+    if (!p->is_string()) {
+      throw ConfigError(origins.at(name_pointer), name_pointer, "expected a " + std::string(to_string(kind)) +
+                                                                    " preset name (a string), got " + describe_json(*p));
+    }
+    name = p->get<std::string>();
+    overrides = *it;
+    overrides.erase("preset");
+  } else {
+    throw ConfigError(origins.at(pointer), pointer,
+                      "expected a " + std::string(to_string(kind)) + " preset name or an object, got " + describe_json(*it));
+  }
+  const Preset* preset = find_preset(kind, name);
+  if (preset == nullptr) {
+    const auto names = preset_names(kind);
+    throw ConfigError(origins.at(name_pointer), name_pointer,
+                      "unknown " + std::string(to_string(kind)) + " preset \"" + name + "\"" + did_you_mean(name, names) +
+                          "; presets: " + quoted_list(names));
+  }
+  pin_leaf_origins(overrides, pointer, origins);
+  origins.set(pointer, preset->origin());
+  nlohmann::json merged = preset->document;
+  deep_merge(merged, overrides);
+  *it = std::move(merged);
+}
+
+void apply_override(nlohmann::json& document, const Override& o, Origins& origins) {
+  const std::string origin = "--set " + o.argument;
+  nlohmann::json* node = &document;
+  std::string pointer;
+  for (std::size_t i = 0; i + 1 < o.path.size(); ++i) {
+    const std::string& token = o.path[i];
+    pointer = pointer_append(pointer, token);
+    auto it = node->find(token);
+    if (it == node->end() || it->is_null()) {
+      (*node)[token] = nlohmann::json::object();
+    } else if (it->is_string() && i == 0 && (token == "model" || token == "hardware")) {
+      // "hardware": "h200-sxm" becomes {"preset": "h200-sxm"} so that fields can be overridden.
+      *it = nlohmann::json{{"preset", it->get<std::string>()}};
+    } else if (!it->is_object() || is_value_wrapper(*it)) {
+      throw ConfigError(origin, pointer, "cannot set a field inside " + describe_json(*it) + " (not an object)");
+    }
+    node = &(*node)[token];
+  }
+  pointer = pointer_append(pointer, o.path.back());
+  (*node)[o.path.back()] = o.value;
+  origins.set(pointer, origin);
+}
+
+int to_int(std::int64_t v) { return static_cast<int>(v); }
+
+Parallelism read_parallelism(ObjectReader& r, const ModelConfig& model, const Hardware& hw) {
+  Parallelism p;
+  const int world = hw.total_gpus();
+  const std::string world_text = std::to_string(world) + " GPUs (" + std::to_string(hw.nodes) + " node(s) x " +
+                                 std::to_string(hw.gpu.count) + ")";
+  p.tensor_parallel = to_int(r.integer_or("tensor_parallel", Range::closed(1, world), 1));
+  if (world % p.tensor_parallel != 0) {
+    r.fail("tensor_parallel", "tensor_parallel (" + std::to_string(p.tensor_parallel) + ") must divide the " + world_text);
+  }
+  p.attention_dp = to_int(r.integer_or("attention_dp", Range::closed(1, world), world / p.tensor_parallel));
+  if (p.attention_dp * p.tensor_parallel != world) {
+    r.fail("attention_dp", "attention_dp x tensor_parallel (" + std::to_string(p.attention_dp) + " x " +
+                               std::to_string(p.tensor_parallel) + ") must equal the " + world_text);
+  }
+  if (model.attention.heads % p.tensor_parallel != 0) {
+    r.fail("tensor_parallel", "tensor_parallel (" + std::to_string(p.tensor_parallel) + ") must divide the " +
+                                  std::to_string(model.attention.heads) + " attention heads of " + model.name);
+  }
+  if (model.attention.kind == AttentionKind::gqa) {
+    const auto kv = model.attention.gqa.kv_heads;
+    if (kv % p.tensor_parallel != 0 && p.tensor_parallel % kv != 0) {
+      r.fail("tensor_parallel", "tensor_parallel (" + std::to_string(p.tensor_parallel) + ") and the " +
+                                    std::to_string(kv) + " kv heads of " + model.name + " must divide one another");
+    }
+  }
+  if (model.moe) {
+    p.expert_parallel = to_int(r.integer_or("expert_parallel", Range::closed(1, world), world));
+    if (world % p.expert_parallel != 0) {
+      r.fail("expert_parallel", "expert_parallel (" + std::to_string(p.expert_parallel) + ") must divide the " + world_text);
+    }
+    if (model.moe->routed_experts % p.expert_parallel != 0) {
+      r.fail("expert_parallel", "expert_parallel (" + std::to_string(p.expert_parallel) + ") must divide the " +
+                                    std::to_string(model.moe->routed_experts) + " routed experts of " + model.name);
+    }
+  } else {
+    p.expert_parallel = to_int(r.integer_or("expert_parallel", Range::closed(1, 1), 1));
+  }
+  r.finish();
+  return p;
+}
+
+Workload read_workload(ObjectReader& r, const ModelConfig& model) {
+  Workload w;
+  std::string source;
+  const nlohmann::json* batch = r.take("batch_per_gpu", source);
+  if (batch == nullptr || batch->is_null()) {
+    r.fail("batch_per_gpu", "missing required key \"batch_per_gpu\": expected an integer >= 1 or \"max\"");
+  }
+  if (batch->is_string() && batch->get<std::string>() == "max") {
+    r.record("batch_per_gpu", "max", source);
+  } else if (batch->is_number_integer() && batch->get<std::int64_t>() >= 1) {
+    w.batch_per_gpu = batch->get<std::int64_t>();
+    r.record("batch_per_gpu", *w.batch_per_gpu, source);
+  } else {
+    r.fail("batch_per_gpu", "expected an integer >= 1 or \"max\", got " + describe_json(*batch));
+  }
+  w.context_length = r.integer("context_length", Range::at_least(1));
+  w.decode_steps = r.integer_or("decode_steps", Range::closed(1, 1e6), 16);
+  {
+    auto m = r.object_or_empty("mtp");
+    const auto max_depth = model.mtp_layers + 1;
+    w.mtp.depth = to_int(m.integer_or("depth", Range::closed(1, 64), 1));
+    if (w.mtp.depth > max_depth) {
+      m.fail("depth", "mtp.depth " + std::to_string(w.mtp.depth) + " needs " + std::to_string(w.mtp.depth - 1) +
+                          " MTP layer(s), but " + model.name + " has " + std::to_string(model.mtp_layers) +
+                          ", so the depth can be at most " + std::to_string(max_depth));
+    }
+    // Without speculation every step yields one token; with it the acceptance must be stated.
+    w.mtp.acceptance = w.mtp.depth == 1 ? m.number_or("acceptance", Range::closed(1.0, 1.0), 1.0)
+                                        : m.number("acceptance", Range::closed(1.0, w.mtp.depth));
+    m.finish();
+  }
+  r.finish();
+  return w;
+}
+
+CacheConfig read_cache(ObjectReader& r) {
+  CacheConfig c;
+  std::string source;
+  const nlohmann::json* mode = r.take("mode", source);
+  if (mode != nullptr && mode->is_string() && mode->get<std::string>() == "offload") {
+    r.fail("mode", "cache mode \"offload\" (ESS) is not implemented in this version; only \"gpu\" is available");
+  }
+  r.choice_or("mode", {"gpu"}, "gpu");
+  c.mode = CacheMode::gpu;
+  r.finish();
+  return c;
+}
+
+Scenario read_scenario(const nlohmann::json& document, const Origins& origins, const std::string& origin) {
+  Scenario s;
+  s.origin = origin;
+  ObjectReader r(document, "", origins);
+  if (r.has("schema")) {
+    const auto schema = r.text("schema");
+    if (schema != kScenarioSchema) {
+      r.fail("schema", "unsupported schema \"" + schema + "\"; this ess-sim reads \"" + std::string(kScenarioSchema) + "\"");
+    }
+  } else {
+    r.record("schema", std::string(kScenarioSchema), "default");
+  }
+  s.name = r.optional_text("name").value_or("");
+  s.description = r.optional_text("description").value_or("");
+  s.seed = static_cast<std::uint64_t>(r.integer_or("seed", Range::at_least(0), 1));
+  {
+    auto m = r.object("model");
+    s.model = read_model(m);
+  }
+  {
+    auto h = r.object("hardware");
+    s.hardware = read_hardware(h);
+  }
+  {
+    auto p = r.object_or_empty("parallelism");
+    s.parallelism = read_parallelism(p, s.model, s.hardware);
+  }
+  {
+    auto w = r.object("workload");
+    s.workload = read_workload(w, s.model);
+  }
+  {
+    auto c = r.object_or_empty("cache");
+    s.cache = read_cache(c);
+  }
+  r.finish();
+  s.resolved = r.resolved();
+  return s;
+}
+
+}  // namespace
+
+Override parse_override(std::string_view argument) {
+  const std::string arg(argument);
+  const std::string origin = "--set " + arg;
+  const auto eq = arg.find('=');
+  if (eq == std::string::npos) throw ConfigError(origin, "", "expected dotted.path=value, e.g. workload.context_length=32768");
+  Override o;
+  o.argument = arg;
+  const std::string path = arg.substr(0, eq);
+  std::size_t start = 0;
+  while (true) {
+    const auto dot = path.find('.', start);
+    const std::string token = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (token.empty()) throw ConfigError(origin, "", "empty field name in \"" + path + "\" (expected dotted.path=value)");
+    o.path.push_back(token);
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  const std::string text = arg.substr(eq + 1);
+  if (text.empty()) throw ConfigError(origin, "", "missing value after '=' (write a number, a quantity such as 55GB/s, or a string)");
+  try {
+    o.value = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error&) {
+    o.value = text;  // not JSON: a bare string such as 55GB/s or max
+  }
+  return o;
+}
+
+Scenario load_scenario_text(std::string_view text, const std::string& origin, const std::vector<Override>& overrides) {
+  nlohmann::json document = parse_json_text(text, origin);
+  if (!document.is_object()) throw ConfigError(origin, "", "a scenario is a JSON object, got " + describe_json(document));
+  Origins origins(origin);
+  for (const auto& o : overrides) apply_override(document, o, origins);
+  resolve_preset_section(document, "model", PresetKind::model, origins);
+  resolve_preset_section(document, "hardware", PresetKind::hardware, origins);
+  return read_scenario(document, origins, origin);
+}
+
+Scenario load_scenario(const std::string& path, const std::vector<Override>& overrides) {
+  const nlohmann::json document = read_json_file(path);
+  return load_scenario_text(document.dump(), path, overrides);
+}
+
+Hardware load_hardware_preset(const std::string& name) {
+  nlohmann::json document = {{"hardware", name}};
+  Origins origins("--hardware " + name);
+  resolve_preset_section(document, "hardware", PresetKind::hardware, origins);
+  ObjectReader r(document, "", origins);
+  auto h = r.object("hardware");
+  Hardware hw = read_hardware(h);
+  r.finish();
+  return hw;
+}
+
+namespace {
+void format_into(const nlohmann::ordered_json& j, int indent, std::string& out) {
+  const std::string pad(static_cast<std::size_t>(indent) * 2, ' ');
+  if (j.is_object() && !j.empty() && !(j.size() == 2 && j.contains("value") && j.contains("source"))) {
+    out += "{\n";
+    std::size_t i = 0;
+    for (const auto& [k, v] : j.items()) {
+      out += pad + "  " + nlohmann::ordered_json(k).dump() + ": ";
+      format_into(v, indent + 1, out);
+      out += (++i < j.size()) ? ",\n" : "\n";
+    }
+    out += pad + "}";
+    return;
+  }
+  if (j.is_object()) {  // a {"value", "source"} pair (or {}): one line
+    out += "{";
+    std::size_t i = 0;
+    for (const auto& [k, v] : j.items()) {
+      out += nlohmann::ordered_json(k).dump() + ": " + v.dump();
+      if (++i < j.size()) out += ", ";
+    }
+    out += "}";
+    return;
+  }
+  out += j.dump();
+}
+}  // namespace
+
+std::string format_resolved(const nlohmann::ordered_json& resolved) {
+  std::string out;
+  format_into(resolved, 0, out);
+  out += "\n";
+  return out;
+}
+
+}  // namespace ess

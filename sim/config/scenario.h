@@ -1,0 +1,82 @@
+// A scenario: what to simulate (model, hardware, parallelism, workload, cache placement, seed),
+// loaded from JSON, merged with presets and --set overrides, and fully validated.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/hardware.h"
+#include "sim/config/model_config.h"
+
+namespace ess {
+
+inline constexpr std::string_view kScenarioSchema = "ess-sim/scenario/v1";
+
+struct Parallelism {
+  int attention_dp = 1;     // data-parallel replicas of attention (each holds its own requests)
+  int tensor_parallel = 1;  // GPUs sharing one attention/MLP replica by splitting heads/columns
+  int expert_parallel = 1;  // GPUs the routed experts are spread over (1 for dense models)
+};
+
+struct MtpConfig {
+  int depth = 1;            // query tokens per request per step (1 = no speculation)
+  double acceptance = 1.0;  // mean tokens accepted per request per step, in [1, depth]
+};
+
+struct Workload {
+  std::optional<std::int64_t> batch_per_gpu;  // nullopt: "max", the largest batch that fits
+  std::int64_t context_length = 0;            // tokens already in the cache of each request
+  std::int64_t decode_steps = 0;
+  MtpConfig mtp;
+};
+
+enum class CacheMode { gpu };
+
+struct CacheConfig {
+  CacheMode mode = CacheMode::gpu;
+};
+
+struct Scenario {
+  std::string origin;  // the file it came from
+  std::string name;
+  std::string description;
+  std::uint64_t seed = 0;
+  ModelConfig model;
+  Hardware hardware;
+  Parallelism parallelism;
+  Workload workload;
+  CacheConfig cache;
+  // Every value the simulator uses with its source; itself a valid scenario.
+  nlohmann::ordered_json resolved;
+};
+
+// A command-line override "dotted.path=value". The value is JSON when it parses as JSON
+// (numbers, true, null, quoted strings, objects), else taken as a string ("55GB/s", "max").
+struct Override {
+  std::string argument;  // as typed, for error messages
+  std::vector<std::string> path;
+  nlohmann::json value;
+};
+
+// Parses "a.b.c=value"; ConfigError naming the argument when malformed.
+[[nodiscard]] Override parse_override(std::string_view argument);
+
+// Loads, merges and validates. Throws ConfigError on any bad input.
+[[nodiscard]] Scenario load_scenario(const std::string& path, const std::vector<Override>& overrides = {});
+// The same from text; `origin` names it in errors.
+[[nodiscard]] Scenario load_scenario_text(std::string_view text, const std::string& origin,
+                                          const std::vector<Override>& overrides = {});
+
+// Reads a hardware section alone ("h200-sxm" or {"preset": ..., overrides}) the way a scenario
+// does; used by `ess-sim cost --hardware`.
+[[nodiscard]] Hardware load_hardware_preset(const std::string& name);
+
+// Prints a resolved document as indented JSON with each {"value", "source"} pair on one line.
+[[nodiscard]] std::string format_resolved(const nlohmann::ordered_json& resolved);
+
+}  // namespace ess
