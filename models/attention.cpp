@@ -1,0 +1,141 @@
+#include "models/attention.h"
+
+#include <algorithm>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "models/roofline.h"
+
+namespace ess {
+
+namespace {
+
+void require_at_least(std::string_view model, std::int64_t value, std::int64_t min,
+                      std::string_view field) {
+  if (value < min) {
+    throw std::invalid_argument(std::string(model) + ": " + std::string(field) + " must be >= " +
+                                std::to_string(min) + " (got " + std::to_string(value) + ")");
+  }
+}
+
+void require_positive_bytes(std::string_view model, Bytes value, std::string_view field) {
+  if (!(value.value() > 0.0)) {
+    std::ostringstream msg;
+    msg << model << ": " << field << " must be > 0 B (got " << value.value() << " B)";
+    throw std::invalid_argument(msg.str());
+  }
+}
+
+double d(std::int64_t v) { return static_cast<double>(v); }
+
+void validate_mla(const MlaShape& s, std::string_view model) {
+  require_at_least(model, s.requests, 1, "requests");
+  require_at_least(model, s.queries_per_request, 1, "queries_per_request");
+  require_at_least(model, s.heads, 1, "heads");
+  require_at_least(model, s.qk_dim, 1, "qk_dim");
+  require_at_least(model, s.v_dim, 1, "v_dim");
+  require_positive_bytes(model, s.entry_bytes, "entry_bytes");
+}
+
+// bf16 query read and bf16 output written by MLA: q heads qk_dim 2 + q heads v_dim 2.
+double mla_query_output_bytes(const MlaShape& s) {
+  const double q = d(s.requests) * d(s.queries_per_request);
+  const double b = bytes_per_element(DType::bf16);
+  return q * d(s.heads) * d(s.qk_dim) * b + q * d(s.heads) * d(s.v_dim) * b;
+}
+
+}  // namespace
+
+KernelCost indexer_scoring(const IndexerShape& s, const Hardware& hw) {
+  constexpr std::string_view kModel = "indexer_scoring";
+  require_at_least(kModel, s.requests, 1, "requests");
+  require_at_least(kModel, s.queries_per_request, 1, "queries_per_request");
+  require_at_least(kModel, s.heads, 1, "heads");
+  require_at_least(kModel, s.head_dim, 1, "head_dim");
+  require_at_least(kModel, s.context, 1, "context");
+  require_positive_bytes(kModel, s.key_bytes_per_token, "key_bytes_per_token");
+  validate_roofline_params(hw.kernels.indexer, "hardware.kernels.indexer");
+
+  const double q = d(s.requests) * d(s.queries_per_request);
+  const Flops flops(2.0 * q * d(s.heads) * d(s.head_dim) * d(s.context));
+  const Bytes bytes(d(s.requests) * d(s.context) * s.key_bytes_per_token.value() +
+                    q * d(s.heads) * d(s.head_dim) * kIndexerQueryBytes +
+                    q * d(s.context) * kIndexerLogitBytes);
+  const FlopsPerSecond peak = hw.gpu.peak_compute.at(DType::fp8, hw.gpu.kind);
+  return roofline(flops, peak, bytes, hw.gpu.hbm_bandwidth, hw.kernels.indexer);
+}
+
+KernelCost topk(const TopkShape& s, const Hardware& hw) {
+  constexpr std::string_view kModel = "topk";
+  require_at_least(kModel, s.rows, 1, "rows");
+  require_at_least(kModel, s.candidates, 1, "candidates");
+  require_at_least(kModel, s.k, 1, "k");
+  const double passes = hw.kernels.topk_passes;
+  if (!(passes >= 1.0)) {
+    std::ostringstream msg;
+    msg << "hardware.kernels.topk_passes must be >= 1 (got " << passes << ")";
+    throw std::invalid_argument(msg.str());
+  }
+  validate_roofline_params(hw.kernels.memory_bound, "hardware.kernels.memory_bound");
+
+  const double selected = d(std::min(s.k, s.candidates));
+  const Bytes bytes(passes * d(s.rows) * d(s.candidates) * kIndexerLogitBytes +
+                    d(s.rows) * selected * kTopkIndexBytes);
+  return memory_bound_kernel(bytes, hw.gpu.hbm_bandwidth, hw.kernels.memory_bound);
+}
+
+KernelCost sparse_mla_attention(const MlaShape& s, std::int64_t selected_entries,
+                                const Hardware& hw) {
+  constexpr std::string_view kModel = "sparse_mla_attention";
+  validate_mla(s, kModel);
+  require_at_least(kModel, selected_entries, 1, "selected_entries");
+  validate_roofline_params(hw.kernels.attention, "hardware.kernels.attention");
+
+  const double q = d(s.requests) * d(s.queries_per_request);
+  const double selected = d(selected_entries);
+  const Flops flops(2.0 * q * d(s.heads) * selected * (d(s.qk_dim) + d(s.v_dim)));
+  const Bytes bytes(q * selected * s.entry_bytes.value() + mla_query_output_bytes(s));
+  const FlopsPerSecond peak = hw.gpu.peak_compute.at(DType::bf16, hw.gpu.kind);
+  return roofline(flops, peak, bytes, hw.gpu.hbm_bandwidth, hw.kernels.attention);
+}
+
+KernelCost dense_mla_attention(const MlaShape& s, std::int64_t context, const Hardware& hw) {
+  constexpr std::string_view kModel = "dense_mla_attention";
+  validate_mla(s, kModel);
+  require_at_least(kModel, context, 1, "context");
+  validate_roofline_params(hw.kernels.attention, "hardware.kernels.attention");
+
+  const double q = d(s.requests) * d(s.queries_per_request);
+  const Flops flops(2.0 * q * d(s.heads) * d(context) * (d(s.qk_dim) + d(s.v_dim)));
+  const Bytes bytes(d(s.requests) * d(context) * s.entry_bytes.value() + mla_query_output_bytes(s));
+  const FlopsPerSecond peak = hw.gpu.peak_compute.at(DType::bf16, hw.gpu.kind);
+  return roofline(flops, peak, bytes, hw.gpu.hbm_bandwidth, hw.kernels.attention);
+}
+
+KernelCost gqa_attention(const GqaShape& s, const Hardware& hw) {
+  constexpr std::string_view kModel = "gqa_attention";
+  require_at_least(kModel, s.requests, 1, "requests");
+  require_at_least(kModel, s.queries_per_request, 1, "queries_per_request");
+  require_at_least(kModel, s.heads, 1, "heads");
+  require_at_least(kModel, s.kv_heads, 1, "kv_heads");
+  require_at_least(kModel, s.head_dim, 1, "head_dim");
+  require_at_least(kModel, s.context, 1, "context");
+  if (s.heads % s.kv_heads != 0) {
+    throw std::invalid_argument("gqa_attention: heads (" + std::to_string(s.heads) +
+                                ") must be a multiple of kv_heads (" + std::to_string(s.kv_heads) +
+                                ")");
+  }
+  validate_roofline_params(hw.kernels.attention, "hardware.kernels.attention");
+
+  const double q = d(s.requests) * d(s.queries_per_request);
+  const Flops flops(4.0 * q * d(s.heads) * d(s.head_dim) * d(s.context));
+  const Bytes bytes(d(s.requests) * 2.0 * d(s.kv_heads) * d(s.head_dim) * d(s.context) *
+                        bytes_per_element(s.kv_dtype) +
+                    2.0 * q * d(s.heads) * d(s.head_dim) * bytes_per_element(s.compute_dtype));
+  const FlopsPerSecond peak = hw.gpu.peak_compute.at(s.compute_dtype, hw.gpu.kind);
+  return roofline(flops, peak, bytes, hw.gpu.hbm_bandwidth, hw.kernels.attention);
+}
+
+}  // namespace ess

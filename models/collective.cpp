@@ -1,0 +1,108 @@
+#include "models/collective.h"
+
+#include <algorithm>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace ess {
+
+namespace {
+
+[[nodiscard]] std::string num(double v) {
+  std::ostringstream out;
+  out << v;
+  return out.str();
+}
+
+void require_positive(double v, std::string_view field, std::string_view unit) {
+  if (!(v > 0.0)) {
+    throw std::invalid_argument(std::string(field) + " must be > 0 " + std::string(unit) +
+                                " (got " + num(v) + ")");
+  }
+}
+
+void require_non_negative(double v, std::string_view field, std::string_view unit) {
+  if (!(v >= 0.0)) {
+    throw std::invalid_argument(std::string(field) + " must be >= 0 " + std::string(unit) +
+                                " (got " + num(v) + ")");
+  }
+}
+
+// Checks the group size shared by every collective; true when the group spans several nodes.
+bool check_group(std::string_view op, int gpus, Bytes bytes, const Hardware& hw) {
+  const std::string name(op);
+  if (gpus < 1) {
+    throw std::invalid_argument(name + ": gpus must be >= 1 (got " + std::to_string(gpus) + ")");
+  }
+  const int per_node = hw.gpu.count;
+  if (per_node < 1 || hw.nodes < 1) {
+    throw std::invalid_argument(
+        name + ": the hardware must have >= 1 node and >= 1 GPU per node (got " +
+        std::to_string(hw.nodes) + " nodes x " + std::to_string(per_node) + " GPUs)");
+  }
+  if (gpus > hw.total_gpus()) {
+    throw std::invalid_argument(
+        name + ": asked for " + std::to_string(gpus) + " GPUs but the hardware has " +
+        std::to_string(hw.total_gpus()) + " (" + std::to_string(hw.nodes) +
+        (hw.nodes == 1 ? " node x " : " nodes x ") + std::to_string(per_node) + ")");
+  }
+  require_non_negative(bytes.value(), name + ": bytes", "B");
+  const bool multi_node = gpus > per_node;
+  if (multi_node && gpus % per_node != 0) {
+    throw std::invalid_argument(name + " over " + std::to_string(gpus) + " GPUs spans nodes of " +
+                                std::to_string(per_node) +
+                                " GPUs: the GPU count must be a multiple of " +
+                                std::to_string(per_node) + " (whole nodes)");
+  }
+  if (multi_node) {
+    require_positive(hw.network.bandwidth_per_gpu.value(), "hardware.network.bandwidth_per_gpu",
+                     "B/s");
+    require_non_negative(hw.network.latency.value(), "hardware.network.latency", "s");
+  }
+  return multi_node;
+}
+
+}  // namespace
+
+Seconds p2p_time(Bytes bytes, const NvlinkSpec& nvlink) {
+  require_non_negative(bytes.value(), "p2p_time: bytes", "B");
+  require_positive(nvlink.bandwidth.value(), "hardware.nvlink.bandwidth", "B/s");
+  require_non_negative(nvlink.latency.value(), "hardware.nvlink.latency", "s");
+  return nvlink.latency + bytes / nvlink.bandwidth;
+}
+
+Seconds allreduce_time(int gpus, Bytes bytes, const Hardware& hw) {
+  const bool multi_node = check_group("allreduce_time", gpus, bytes, hw);
+  if (gpus == 1) return Seconds(0.0);
+  const CollectiveParams& c = hw.collectives;
+  require_positive(c.allreduce_bus_bandwidth.value(),
+                   "hardware.collectives.allreduce_bus_bandwidth", "B/s");
+  require_non_negative(c.allreduce_latency.value(), "hardware.collectives.allreduce_latency", "s");
+
+  const double g = gpus;
+  // Bytes crossing each GPU's links in a ring all-reduce: reduce-scatter then all-gather.
+  const Bytes traffic = bytes * (2.0 * (g - 1.0) / g);
+  if (!multi_node) return c.allreduce_latency + traffic / c.allreduce_bus_bandwidth;
+  const BytesPerSecond bw = std::min(c.allreduce_bus_bandwidth, hw.network.bandwidth_per_gpu);
+  return c.allreduce_latency + hw.network.latency + traffic / bw;
+}
+
+Seconds alltoall_time(int gpus, Bytes bytes, const Hardware& hw) {
+  const bool multi_node = check_group("alltoall_time", gpus, bytes, hw);
+  if (gpus == 1) return Seconds(0.0);
+  const CollectiveParams& c = hw.collectives;
+  require_positive(c.alltoall_bandwidth.value(), "hardware.collectives.alltoall_bandwidth", "B/s");
+  require_non_negative(c.alltoall_latency.value(), "hardware.collectives.alltoall_latency", "s");
+
+  const double g = gpus;
+  if (!multi_node) return c.alltoall_latency + bytes * ((g - 1.0) / g) / c.alltoall_bandwidth;
+  const double l = hw.gpu.count;
+  // The shares for the other GPUs of this node go over NVLink, the rest over this GPU's NIC.
+  const Seconds nvlink_part = bytes * ((l - 1.0) / g) / c.alltoall_bandwidth;
+  const Seconds network_part = bytes * ((g - l) / g) / hw.network.bandwidth_per_gpu;
+  return c.alltoall_latency + hw.network.latency + std::max(nvlink_part, network_part);
+}
+
+}  // namespace ess

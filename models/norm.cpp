@@ -1,0 +1,55 @@
+#include "models/norm.h"
+
+#include <array>
+#include <stdexcept>
+#include <string>
+
+#include "models/roofline.h"
+
+namespace ess {
+
+namespace {
+
+constexpr std::array<std::string_view, 2> kNames = {"rms", "layer"};
+constexpr std::array<NormKind, 2> kKinds = {NormKind::rms, NormKind::layer};
+
+void require_at_least(std::int64_t value, std::int64_t min, std::string_view field) {
+  if (value < min) {
+    throw std::invalid_argument("norm: " + std::string(field) + " must be >= " +
+                                std::to_string(min) + " (got " + std::to_string(value) + ")");
+  }
+}
+
+// Parameter vectors of length `hidden`: RMSNorm has a weight; LayerNorm a weight and a bias.
+double parameter_vectors(NormKind kind) {
+  switch (kind) {
+    case NormKind::rms: return 1.0;
+    case NormKind::layer: return 2.0;
+  }
+  throw std::invalid_argument("norm: unknown NormKind");
+}
+
+}  // namespace
+
+std::span<const std::string_view> norm_kind_names() { return kNames; }
+
+std::optional<NormKind> parse_norm_kind(std::string_view name) {
+  for (std::size_t i = 0; i < kNames.size(); ++i) {
+    if (kNames[i] == name) return kKinds[i];
+  }
+  return std::nullopt;
+}
+
+KernelCost norm(const NormShape& shape, const Hardware& hw) {
+  require_at_least(shape.tokens, 1, "tokens");
+  require_at_least(shape.hidden, 1, "hidden");
+  validate_roofline_params(hw.kernels.memory_bound, "hardware.kernels.memory_bound");
+
+  const auto tokens = static_cast<double>(shape.tokens);
+  const auto hidden = static_cast<double>(shape.hidden);
+  const double b = bytes_per_element(shape.dtype);
+  const Bytes bytes(2.0 * tokens * hidden * b + parameter_vectors(shape.kind) * hidden * b);
+  return memory_bound_kernel(bytes, hw.gpu.hbm_bandwidth, hw.kernels.memory_bound);
+}
+
+}  // namespace ess

@@ -1,0 +1,16 @@
+# Runs a command and checks its exit code and (optionally) that stdout or stderr matches a regex.
+# -DCMD="a;b;c" -DEXPECT_CODE=N [-DEXPECT_STDOUT=regex] [-DEXPECT_STDERR=regex] [-DEXPECT_EMPTY_STDOUT=ON]
+execute_process(COMMAND ${CMD} RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT code STREQUAL "${EXPECT_CODE}")
+  message(FATAL_ERROR "exit code ${code}, expected ${EXPECT_CODE}\nstdout:\n${out}\nstderr:\n${err}")
+endif()
+if(DEFINED EXPECT_STDOUT AND NOT out MATCHES "${EXPECT_STDOUT}")
+  message(FATAL_ERROR "stdout does not match '${EXPECT_STDOUT}':\n${out}")
+endif()
+if(DEFINED EXPECT_STDERR AND NOT err MATCHES "${EXPECT_STDERR}")
+  message(FATAL_ERROR "stderr does not match '${EXPECT_STDERR}':\n${err}")
+endif()
+if(EXPECT_EMPTY_STDOUT AND NOT out STREQUAL "")
+  message(FATAL_ERROR "stdout should be empty:\n${out}")
+endif()
+message(STATUS "exit code ${code} as expected")
