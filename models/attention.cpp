@@ -6,37 +6,22 @@
 #include <string>
 #include <string_view>
 
+#include "models/check.h"
 #include "models/roofline.h"
 
 namespace ess {
 
 namespace {
 
-void require_at_least(std::string_view model, std::int64_t value, std::int64_t min,
-                      std::string_view field) {
-  if (value < min) {
-    throw std::invalid_argument(std::string(model) + ": " + std::string(field) + " must be >= " +
-                                std::to_string(min) + " (got " + std::to_string(value) + ")");
-  }
-}
-
-void require_positive_bytes(std::string_view model, Bytes value, std::string_view field) {
-  if (!(value.value() > 0.0)) {
-    std::ostringstream msg;
-    msg << model << ": " << field << " must be > 0 B (got " << value.value() << " B)";
-    throw std::invalid_argument(msg.str());
-  }
-}
-
 double d(std::int64_t v) { return static_cast<double>(v); }
 
 void validate_mla(const MlaShape& s, std::string_view model) {
-  require_at_least(model, s.requests, 1, "requests");
-  require_at_least(model, s.queries_per_request, 1, "queries_per_request");
-  require_at_least(model, s.heads, 1, "heads");
-  require_at_least(model, s.qk_dim, 1, "qk_dim");
-  require_at_least(model, s.v_dim, 1, "v_dim");
-  require_positive_bytes(model, s.entry_bytes, "entry_bytes");
+  check::at_least(model, "requests", s.requests, 1);
+  check::at_least(model, "queries_per_request", s.queries_per_request, 1);
+  check::at_least(model, "heads", s.heads, 1);
+  check::at_least(model, "qk_dim", s.qk_dim, 1);
+  check::at_least(model, "v_dim", s.v_dim, 1);
+  check::positive(model, "entry_bytes", s.entry_bytes.value(), "B");
 }
 
 // bf16 query read and bf16 output written by MLA: q heads qk_dim 2 + q heads v_dim 2.
@@ -50,12 +35,12 @@ double mla_query_output_bytes(const MlaShape& s) {
 
 KernelCost indexer_scoring(const IndexerShape& s, const Hardware& hw) {
   constexpr std::string_view kModel = "indexer_scoring";
-  require_at_least(kModel, s.requests, 1, "requests");
-  require_at_least(kModel, s.queries_per_request, 1, "queries_per_request");
-  require_at_least(kModel, s.heads, 1, "heads");
-  require_at_least(kModel, s.head_dim, 1, "head_dim");
-  require_at_least(kModel, s.context, 1, "context");
-  require_positive_bytes(kModel, s.key_bytes_per_token, "key_bytes_per_token");
+  check::at_least(kModel, "requests", s.requests, 1);
+  check::at_least(kModel, "queries_per_request", s.queries_per_request, 1);
+  check::at_least(kModel, "heads", s.heads, 1);
+  check::at_least(kModel, "head_dim", s.head_dim, 1);
+  check::at_least(kModel, "context", s.context, 1);
+  check::positive(kModel, "key_bytes_per_token", s.key_bytes_per_token.value(), "B");
   validate_roofline_params(hw.kernels.indexer, "hardware.kernels.indexer");
 
   const double q = d(s.requests) * d(s.queries_per_request);
@@ -69,9 +54,9 @@ KernelCost indexer_scoring(const IndexerShape& s, const Hardware& hw) {
 
 KernelCost topk(const TopkShape& s, const Hardware& hw) {
   constexpr std::string_view kModel = "topk";
-  require_at_least(kModel, s.rows, 1, "rows");
-  require_at_least(kModel, s.candidates, 1, "candidates");
-  require_at_least(kModel, s.k, 1, "k");
+  check::at_least(kModel, "rows", s.rows, 1);
+  check::at_least(kModel, "candidates", s.candidates, 1);
+  check::at_least(kModel, "k", s.k, 1);
   const double passes = hw.kernels.topk_passes;
   if (!(passes >= 1.0)) {
     std::ostringstream msg;
@@ -90,7 +75,7 @@ KernelCost sparse_mla_attention(const MlaShape& s, std::int64_t selected_entries
                                 const Hardware& hw) {
   constexpr std::string_view kModel = "sparse_mla_attention";
   validate_mla(s, kModel);
-  require_at_least(kModel, selected_entries, 1, "selected_entries");
+  check::at_least(kModel, "selected_entries", selected_entries, 1);
   validate_roofline_params(hw.kernels.attention, "hardware.kernels.attention");
 
   const double q = d(s.requests) * d(s.queries_per_request);
@@ -104,7 +89,7 @@ KernelCost sparse_mla_attention(const MlaShape& s, std::int64_t selected_entries
 KernelCost dense_mla_attention(const MlaShape& s, std::int64_t context, const Hardware& hw) {
   constexpr std::string_view kModel = "dense_mla_attention";
   validate_mla(s, kModel);
-  require_at_least(kModel, context, 1, "context");
+  check::at_least(kModel, "context", context, 1);
   validate_roofline_params(hw.kernels.attention, "hardware.kernels.attention");
 
   const double q = d(s.requests) * d(s.queries_per_request);
@@ -116,12 +101,12 @@ KernelCost dense_mla_attention(const MlaShape& s, std::int64_t context, const Ha
 
 KernelCost gqa_attention(const GqaShape& s, const Hardware& hw) {
   constexpr std::string_view kModel = "gqa_attention";
-  require_at_least(kModel, s.requests, 1, "requests");
-  require_at_least(kModel, s.queries_per_request, 1, "queries_per_request");
-  require_at_least(kModel, s.heads, 1, "heads");
-  require_at_least(kModel, s.kv_heads, 1, "kv_heads");
-  require_at_least(kModel, s.head_dim, 1, "head_dim");
-  require_at_least(kModel, s.context, 1, "context");
+  check::at_least(kModel, "requests", s.requests, 1);
+  check::at_least(kModel, "queries_per_request", s.queries_per_request, 1);
+  check::at_least(kModel, "heads", s.heads, 1);
+  check::at_least(kModel, "kv_heads", s.kv_heads, 1);
+  check::at_least(kModel, "head_dim", s.head_dim, 1);
+  check::at_least(kModel, "context", s.context, 1);
   if (s.heads % s.kv_heads != 0) {
     throw std::invalid_argument("gqa_attention: heads (" + std::to_string(s.heads) +
                                 ") must be a multiple of kv_heads (" + std::to_string(s.kv_heads) +

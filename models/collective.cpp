@@ -1,5 +1,7 @@
 #include "models/collective.h"
 
+#include "models/check.h"
+
 #include <algorithm>
 #include <sstream>
 #include <stdexcept>
@@ -9,26 +11,6 @@
 namespace ess {
 
 namespace {
-
-[[nodiscard]] std::string num(double v) {
-  std::ostringstream out;
-  out << v;
-  return out.str();
-}
-
-void require_positive(double v, std::string_view field, std::string_view unit) {
-  if (!(v > 0.0)) {
-    throw std::invalid_argument(std::string(field) + " must be > 0 " + std::string(unit) +
-                                " (got " + num(v) + ")");
-  }
-}
-
-void require_non_negative(double v, std::string_view field, std::string_view unit) {
-  if (!(v >= 0.0)) {
-    throw std::invalid_argument(std::string(field) + " must be >= 0 " + std::string(unit) +
-                                " (got " + num(v) + ")");
-  }
-}
 
 // Checks the group size shared by every collective; true when the group spans several nodes.
 bool check_group(std::string_view op, int gpus, Bytes bytes, const Hardware& hw) {
@@ -48,7 +30,7 @@ bool check_group(std::string_view op, int gpus, Bytes bytes, const Hardware& hw)
         std::to_string(hw.total_gpus()) + " (" + std::to_string(hw.nodes) +
         (hw.nodes == 1 ? " node x " : " nodes x ") + std::to_string(per_node) + ")");
   }
-  require_non_negative(bytes.value(), name + ": bytes", "B");
+  check::non_negative("", name + ": bytes", bytes.value(), "B");
   const bool multi_node = gpus > per_node;
   if (multi_node && gpus % per_node != 0) {
     throw std::invalid_argument(name + " over " + std::to_string(gpus) + " GPUs spans nodes of " +
@@ -57,9 +39,9 @@ bool check_group(std::string_view op, int gpus, Bytes bytes, const Hardware& hw)
                                 std::to_string(per_node) + " (whole nodes)");
   }
   if (multi_node) {
-    require_positive(hw.network.bandwidth_per_gpu.value(), "hardware.network.bandwidth_per_gpu",
+    check::positive("", "hardware.network.bandwidth_per_gpu", hw.network.bandwidth_per_gpu.value(),
                      "B/s");
-    require_non_negative(hw.network.latency.value(), "hardware.network.latency", "s");
+    check::non_negative("", "hardware.network.latency", hw.network.latency.value(), "s");
   }
   return multi_node;
 }
@@ -67,9 +49,9 @@ bool check_group(std::string_view op, int gpus, Bytes bytes, const Hardware& hw)
 }  // namespace
 
 Seconds p2p_time(Bytes bytes, const NvlinkSpec& nvlink) {
-  require_non_negative(bytes.value(), "p2p_time: bytes", "B");
-  require_positive(nvlink.bandwidth.value(), "hardware.nvlink.bandwidth", "B/s");
-  require_non_negative(nvlink.latency.value(), "hardware.nvlink.latency", "s");
+  check::non_negative("", "p2p_time: bytes", bytes.value(), "B");
+  check::positive("", "hardware.nvlink.bandwidth", nvlink.bandwidth.value(), "B/s");
+  check::non_negative("", "hardware.nvlink.latency", nvlink.latency.value(), "s");
   return nvlink.latency + bytes / nvlink.bandwidth;
 }
 
@@ -77,9 +59,8 @@ Seconds allreduce_time(int gpus, Bytes bytes, const Hardware& hw) {
   const bool multi_node = check_group("allreduce_time", gpus, bytes, hw);
   if (gpus == 1) return Seconds(0.0);
   const CollectiveParams& c = hw.collectives;
-  require_positive(c.allreduce_bus_bandwidth.value(),
-                   "hardware.collectives.allreduce_bus_bandwidth", "B/s");
-  require_non_negative(c.allreduce_latency.value(), "hardware.collectives.allreduce_latency", "s");
+  check::positive("", "hardware.collectives.allreduce_bus_bandwidth", c.allreduce_bus_bandwidth.value(), "B/s");
+  check::non_negative("", "hardware.collectives.allreduce_latency", c.allreduce_latency.value(), "s");
 
   const double g = gpus;
   // Bytes crossing each GPU's links in a ring all-reduce: reduce-scatter then all-gather.
@@ -93,8 +74,8 @@ Seconds alltoall_time(int gpus, Bytes bytes, const Hardware& hw) {
   const bool multi_node = check_group("alltoall_time", gpus, bytes, hw);
   if (gpus == 1) return Seconds(0.0);
   const CollectiveParams& c = hw.collectives;
-  require_positive(c.alltoall_bandwidth.value(), "hardware.collectives.alltoall_bandwidth", "B/s");
-  require_non_negative(c.alltoall_latency.value(), "hardware.collectives.alltoall_latency", "s");
+  check::positive("", "hardware.collectives.alltoall_bandwidth", c.alltoall_bandwidth.value(), "B/s");
+  check::non_negative("", "hardware.collectives.alltoall_latency", c.alltoall_latency.value(), "s");
 
   const double g = gpus;
   if (!multi_node) return c.alltoall_latency + bytes * ((g - 1.0) / g) / c.alltoall_bandwidth;

@@ -4,25 +4,19 @@
 #include <string>
 #include <string_view>
 
+#include "models/check.h"
 #include "models/roofline.h"
 
 namespace ess {
 
 namespace {
 
-void require_at_least(std::int64_t value, std::int64_t min, std::string_view field) {
-  if (value < min) {
-    throw std::invalid_argument("elementwise: " + std::string(field) + " must be >= " +
-                                std::to_string(min) + " (got " + std::to_string(value) + ")");
-  }
-}
-
 }  // namespace
 
 KernelCost elementwise(const ElementwiseShape& shape, const Hardware& hw) {
-  require_at_least(shape.elements, 1, "elements");
-  require_at_least(shape.inputs, 0, "inputs");
-  require_at_least(shape.outputs, 1, "outputs");
+  check::at_least("elementwise", "elements", shape.elements, 1);
+  check::at_least("elementwise", "inputs", shape.inputs, 0);
+  check::at_least("elementwise", "outputs", shape.outputs, 1);
   validate_roofline_params(hw.kernels.memory_bound, "hardware.kernels.memory_bound");
 
   const auto elements = static_cast<double>(shape.elements);

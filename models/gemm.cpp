@@ -4,18 +4,12 @@
 #include <string>
 #include <string_view>
 
+#include "models/check.h"
 #include "models/roofline.h"
 
 namespace ess {
 
 namespace {
-
-void require_at_least(std::int64_t value, std::int64_t min, std::string_view field) {
-  if (value < min) {
-    throw std::invalid_argument("gemm: " + std::string(field) + " must be >= " +
-                                std::to_string(min) + " (got " + std::to_string(value) + ")");
-  }
-}
 
 // a, b >= 1; written without a + b - 1 so that it cannot overflow.
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return a / b + (a % b != 0 ? 1 : 0); }
@@ -23,9 +17,9 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return a / b + (a % b !=
 }  // namespace
 
 KernelCost gemm(const GemmShape& shape, const Hardware& hw) {
-  require_at_least(shape.m, 1, "m");
-  require_at_least(shape.n, 1, "n");
-  require_at_least(shape.k, 1, "k");
+  check::at_least("gemm", "m", shape.m, 1);
+  check::at_least("gemm", "n", shape.n, 1);
+  check::at_least("gemm", "k", shape.k, 1);
   validate_roofline_params(hw.kernels.gemm, "hardware.kernels.gemm");
 
   // Products in double: int64 products of large shapes could overflow; double is exact to 2^53.

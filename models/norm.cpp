@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "models/check.h"
 #include "models/roofline.h"
 
 namespace ess {
@@ -12,13 +13,6 @@ namespace {
 
 constexpr std::array<std::string_view, 2> kNames = {"rms", "layer"};
 constexpr std::array<NormKind, 2> kKinds = {NormKind::rms, NormKind::layer};
-
-void require_at_least(std::int64_t value, std::int64_t min, std::string_view field) {
-  if (value < min) {
-    throw std::invalid_argument("norm: " + std::string(field) + " must be >= " +
-                                std::to_string(min) + " (got " + std::to_string(value) + ")");
-  }
-}
 
 // Parameter vectors of length `hidden`: RMSNorm has a weight; LayerNorm a weight and a bias.
 double parameter_vectors(NormKind kind) {
@@ -41,8 +35,8 @@ std::optional<NormKind> parse_norm_kind(std::string_view name) {
 }
 
 KernelCost norm(const NormShape& shape, const Hardware& hw) {
-  require_at_least(shape.tokens, 1, "tokens");
-  require_at_least(shape.hidden, 1, "hidden");
+  check::at_least("norm", "tokens", shape.tokens, 1);
+  check::at_least("norm", "hidden", shape.hidden, 1);
   validate_roofline_params(hw.kernels.memory_bound, "hardware.kernels.memory_bound");
 
   const auto tokens = static_cast<double>(shape.tokens);

@@ -1,5 +1,7 @@
 #include "models/roofline.h"
 
+#include "models/check.h"
+
 #include <algorithm>
 #include <sstream>
 #include <stdexcept>
@@ -10,26 +12,11 @@ namespace ess {
 namespace {
 
 // Formats a double with up to 6 significant digits (std::to_string would print 0.000002 for 2 us).
-std::string num(double v) {
-  std::ostringstream out;
-  out << v;
-  return out.str();
-}
-
 // The negated comparisons below also reject NaN.
 void require_efficiency(double e, std::string_view where, std::string_view field) {
   if (!(e > 0.0 && e <= 1.0)) {
     throw std::invalid_argument(std::string(where) + "." + std::string(field) +
-                                " must be in (0, 1] (got " + num(e) + ")");
-  }
-}
-
-void require_non_negative(double v, std::string_view where, std::string_view field,
-                          std::string_view unit) {
-  if (!(v >= 0.0)) {
-    throw std::invalid_argument(std::string(where) + "." + std::string(field) + " must be >= 0 " +
-                                std::string(unit) + " (got " + num(v) + " " + std::string(unit) +
-                                ")");
+                                " must be in (0, 1] (got " + check::number(e) + ")");
   }
 }
 
@@ -38,19 +25,19 @@ void require_non_negative(double v, std::string_view where, std::string_view fie
 void validate_roofline_params(const RooflineParams& p, std::string_view where) {
   require_efficiency(p.compute_efficiency, where, "compute_efficiency");
   require_efficiency(p.memory_efficiency, where, "memory_efficiency");
-  require_non_negative(p.compute_ramp.value(), where, "compute_ramp", "FLOP");
-  require_non_negative(p.memory_ramp.value(), where, "memory_ramp", "B");
-  require_non_negative(p.kernel_overhead.value(), where, "kernel_overhead", "s");
+  check::non_negative("", std::string(where) + ".compute_ramp", p.compute_ramp.value(), "FLOP");
+  check::non_negative("", std::string(where) + ".memory_ramp", p.memory_ramp.value(), "B");
+  check::non_negative("", std::string(where) + ".kernel_overhead", p.kernel_overhead.value(), "s");
 }
 
 KernelCost roofline(Flops flops, FlopsPerSecond peak, Bytes bytes, BytesPerSecond bandwidth,
                     const RooflineParams& p) {
   validate_roofline_params(p, "RooflineParams");
   if (!(flops.value() >= 0.0)) {
-    throw std::invalid_argument("roofline: flops must be >= 0 (got " + num(flops.value()) + ")");
+    throw std::invalid_argument("roofline: flops must be >= 0 (got " + check::number(flops.value()) + ")");
   }
   if (!(bytes.value() >= 0.0)) {
-    throw std::invalid_argument("roofline: bytes must be >= 0 (got " + num(bytes.value()) + ")");
+    throw std::invalid_argument("roofline: bytes must be >= 0 (got " + check::number(bytes.value()) + ")");
   }
 
   KernelCost cost;
@@ -60,14 +47,14 @@ KernelCost roofline(Flops flops, FlopsPerSecond peak, Bytes bytes, BytesPerSecon
   if (flops.value() > 0.0) {
     if (!(peak.value() > 0.0)) {
       throw std::invalid_argument("roofline: peak compute must be > 0 FLOP/s for a kernel with " +
-                                  num(flops.value()) + " FLOP (got " + num(peak.value()) + ")");
+                                  check::number(flops.value()) + " FLOP (got " + check::number(peak.value()) + ")");
     }
     cost.compute = (flops + p.compute_ramp) / (peak * p.compute_efficiency);
   }
   if (bytes.value() > 0.0) {
     if (!(bandwidth.value() > 0.0)) {
       throw std::invalid_argument("roofline: bandwidth must be > 0 B/s for a kernel moving " +
-                                  num(bytes.value()) + " B (got " + num(bandwidth.value()) + ")");
+                                  check::number(bytes.value()) + " B (got " + check::number(bandwidth.value()) + ")");
     }
     cost.memory = (bytes + p.memory_ramp) / (bandwidth * p.memory_efficiency);
   }

@@ -27,10 +27,10 @@ TEST_CASE("p2p: NVLink latency plus bytes over bandwidth", "[collective]") {
 TEST_CASE("p2p rejects negative bytes and a zero bandwidth", "[collective][errors]") {
   ess::NvlinkSpec nvlink = ess::test::test_hardware().nvlink;
   CHECK_THROWS_MATCHES(ess::p2p_time(Bytes(-1.0), nvlink), std::invalid_argument,
-                       Catch::Message("p2p_time: bytes must be >= 0 B (got -1)"));
+                       Catch::Message("p2p_time: bytes must be >= 0 B (got -1 B)"));
   nvlink.bandwidth = BytesPerSecond(0.0);
   CHECK_THROWS_MATCHES(ess::p2p_time(kMB, nvlink), std::invalid_argument,
-                       Catch::Message("hardware.nvlink.bandwidth must be > 0 B/s (got 0)"));
+                       Catch::Message("hardware.nvlink.bandwidth must be > 0 B/s (got 0 B/s)"));
 }
 
 TEST_CASE("allreduce over one GPU takes no time", "[collective]") {
@@ -117,7 +117,7 @@ TEST_CASE("collectives reject a non-positive GPU count, negative bytes and bad p
   CHECK_THROWS_MATCHES(ess::alltoall_time(-1, kMB, hw), std::invalid_argument,
                        Catch::Message("alltoall_time: gpus must be >= 1 (got -1)"));
   CHECK_THROWS_MATCHES(ess::allreduce_time(8, Bytes(-1.0), hw), std::invalid_argument,
-                       Catch::Message("allreduce_time: bytes must be >= 0 B (got -1)"));
+                       Catch::Message("allreduce_time: bytes must be >= 0 B (got -1 B)"));
 
   Hardware no_gpus = hw;
   no_gpus.gpu.count = 0;
@@ -128,17 +128,17 @@ TEST_CASE("collectives reject a non-positive GPU count, negative bytes and bad p
   hw.collectives.allreduce_bus_bandwidth = BytesPerSecond(0.0);
   CHECK_THROWS_MATCHES(
       ess::allreduce_time(8, kMB, hw), std::invalid_argument,
-      Catch::Message("hardware.collectives.allreduce_bus_bandwidth must be > 0 B/s (got 0)"));
+      Catch::Message("hardware.collectives.allreduce_bus_bandwidth must be > 0 B/s (got 0 B/s)"));
   hw = ess::test::test_hardware();
   hw.collectives.alltoall_bandwidth = BytesPerSecond(0.0);
   CHECK_THROWS_MATCHES(
       ess::alltoall_time(8, kMB, hw), std::invalid_argument,
-      Catch::Message("hardware.collectives.alltoall_bandwidth must be > 0 B/s (got 0)"));
+      Catch::Message("hardware.collectives.alltoall_bandwidth must be > 0 B/s (got 0 B/s)"));
   hw = ess::test::test_hardware();
   hw.network.bandwidth_per_gpu = BytesPerSecond(0.0);
   CHECK_THROWS_MATCHES(
       ess::alltoall_time(16, kMB, hw), std::invalid_argument,
-      Catch::Message("hardware.network.bandwidth_per_gpu must be > 0 B/s (got 0)"));
+      Catch::Message("hardware.network.bandwidth_per_gpu must be > 0 B/s (got 0 B/s)"));
   // A single-node collective does not need the network.
   CHECK_NOTHROW(ess::alltoall_time(8, kMB, hw));
 }
