@@ -44,10 +44,17 @@ std::pair<std::size_t, std::size_t> line_column(std::string_view text, std::size
   return {line, column};
 }
 
-// nlohmann's message after its "[json.exception.parse_error.101] parse error at line 1, column 2: "
+// nlohmann's message without its "[json.exception.parse_error.101] " tag and, for syntax errors,
+// without its own "parse error at line 1, column 2: " (we report the position ourselves).
 std::string strip_prefix(const std::string& what) {
-  const auto pos = what.find(": ");
-  return pos == std::string::npos ? what : what.substr(pos + 2);
+  std::string m = what;
+  if (!m.empty() && m.front() == '[') {
+    if (const auto close = m.find("] "); close != std::string::npos) m = m.substr(close + 2);
+  }
+  if (m.rfind("parse error", 0) == 0) {
+    if (const auto colon = m.find(": "); colon != std::string::npos) m = m.substr(colon + 2);
+  }
+  return m;
 }
 
 }  // namespace
@@ -117,10 +124,14 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& origin)
     throw ConfigError(origin, "",
                       "invalid JSON at line " + std::to_string(line) + ", column " +
                           std::to_string(column) + ": " + strip_prefix(e.what()));
+  } catch (const nlohmann::json::exception& e) {
+    // Not a syntax error but still unreadable input, e.g. a number too large for a double
+    // (out_of_range.406). nlohmann gives no position for these.
+    throw ConfigError(origin, "", "invalid JSON: " + strip_prefix(e.what()));
   }
 }
 
-nlohmann::json read_json_file(const std::filesystem::path& path) {
+std::string read_text_file(const std::filesystem::path& path) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) throw ConfigError(path.string(), "", "no such file");
   if (std::filesystem::is_directory(path, ec)) {
@@ -130,7 +141,11 @@ nlohmann::json read_json_file(const std::filesystem::path& path) {
   if (!in) throw ConfigError(path.string(), "", "cannot be read");
   std::ostringstream buffer;
   buffer << in.rdbuf();
-  return parse_json_text(buffer.str(), path.string());
+  return buffer.str();
+}
+
+nlohmann::json read_json_file(const std::filesystem::path& path) {
+  return parse_json_text(read_text_file(path), path.string());
 }
 
 }  // namespace ess

@@ -15,6 +15,9 @@ namespace ess {
 // JSON pointer).
 [[nodiscard]] nlohmann::json parse_json_text(std::string_view text, const std::string& origin);
 
+// The bytes of a file; ConfigError (naming the path) when it is missing, a directory or unreadable.
+[[nodiscard]] std::string read_text_file(const std::filesystem::path& path);
+
 // Reads and parses a file; ConfigError when it cannot be read.
 [[nodiscard]] nlohmann::json read_json_file(const std::filesystem::path& path);
 

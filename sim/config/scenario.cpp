@@ -270,8 +270,7 @@ Scenario load_scenario_text(std::string_view text, const std::string& origin, co
 }
 
 Scenario load_scenario(const std::string& path, const std::vector<Override>& overrides) {
-  const nlohmann::json document = read_json_file(path);
-  return load_scenario_text(document.dump(), path, overrides);
+  return load_scenario_text(read_text_file(path), path, overrides);
 }
 
 Hardware load_hardware_preset(const std::string& name) {
