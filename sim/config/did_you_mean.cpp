@@ -30,11 +30,22 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 }
 
 std::optional<std::string> closest_match(std::string_view word, std::span<const std::string> candidates) {
+  // A word that starts a candidate names it ("h200" -> "h200-sxm", not "h20"); the shortest wins.
+  std::optional<std::string> prefixed;
+  for (const auto& c : candidates) {
+    if (word.size() >= 2 && c.size() > word.size() && iequal(word, std::string_view(c).substr(0, word.size())) &&
+        (!prefixed || c.size() < prefixed->size())) {
+      prefixed = c;
+    }
+  }
+  for (const auto& c : candidates) {
+    if (iequal(word, c)) return c;
+  }
+  if (prefixed) return prefixed;
   const std::size_t limit = std::max<std::size_t>(2, word.size() / 3);
   std::optional<std::string> best;
   std::size_t best_distance = limit + 1;
   for (const auto& c : candidates) {
-    if (iequal(word, c)) return c;
     const std::size_t d = edit_distance(word, c);
     if (d < best_distance) {
       best_distance = d;

@@ -11,8 +11,9 @@ namespace ess {
 // Levenshtein distance (case-sensitive: "gb/s" is two edits from "GB/s").
 [[nodiscard]] std::size_t edit_distance(std::string_view a, std::string_view b);
 
-// The candidate closest to `word`, if it is close enough to be a plausible typo: distance at most
-// max(2, |word| / 3), or equal ignoring case. Ties go to the earliest candidate (deterministic).
+// The candidate `word` most plausibly meant: one equal ignoring case; else the shortest candidate
+// that `word` (2+ characters) starts, ignoring case ("h200" -> "h200-sxm"); else the closest by edit
+// distance if at most max(2, |word| / 3). Ties go to the earliest candidate (deterministic).
 [[nodiscard]] std::optional<std::string> closest_match(std::string_view word,
                                                        std::span<const std::string> candidates);
 

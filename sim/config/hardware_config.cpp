@@ -8,7 +8,6 @@ namespace ess {
 
 namespace {
 
-Range count() { return Range::at_least(1); }
 Range fraction() { return Range::left_open(0.0, 1.0); }
 
 int read_int(ObjectReader& r, std::string_view key, Range range) {
@@ -51,7 +50,7 @@ PcieSpec read_pcie(ObjectReader& r, int gpus_per_node) {
   p.latency = r.seconds("latency", Range::non_negative());
   p.h2d_call_overhead = r.seconds("h2d_call_overhead", Range::non_negative());
   p.d2h_call_overhead = r.seconds("d2h_call_overhead", Range::non_negative());
-  p.gpus_per_switch = read_int(r, "gpus_per_switch", count());
+  p.gpus_per_switch = read_int(r, "gpus_per_switch", Range::closed(1, 1024));
   p.switch_uplink_bandwidth = r.bandwidth("switch_uplink_bandwidth", Range::positive());
   if (gpus_per_node % p.gpus_per_switch != 0) {
     r.fail("gpus_per_switch", "gpus_per_switch (" + std::to_string(p.gpus_per_switch) +
@@ -64,7 +63,7 @@ PcieSpec read_pcie(ObjectReader& r, int gpus_per_node) {
 CpuSpec read_cpu(ObjectReader& r, int gpus_per_node) {
   CpuSpec c;
   c.sockets = read_int(r, "sockets", Range::closed(1, 64));
-  c.gpus_per_socket = read_int(r, "gpus_per_socket", count());
+  c.gpus_per_socket = read_int(r, "gpus_per_socket", Range::closed(1, 1024));
   c.dram_capacity_per_socket = r.bytes("dram_capacity_per_socket", Range::positive());
   c.dram_bandwidth_per_socket = r.bandwidth("dram_bandwidth_per_socket", Range::positive());
   if (c.sockets * c.gpus_per_socket < gpus_per_node) {
@@ -126,7 +125,7 @@ Hardware read_hardware(ObjectReader& r) {
       auto x = k.object("memory_bound");
       h.kernels.memory_bound = read_roofline(x);
     }
-    h.kernels.topk_passes = k.number("topk_passes", Range::at_least(1.0));
+    h.kernels.topk_passes = k.number("topk_passes", Range::closed(1.0, 64.0));
     k.finish();
   }
   {

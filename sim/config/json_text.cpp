@@ -27,17 +27,18 @@ std::string frame_pointer(const std::vector<Frame>& frames, std::size_t count) {
   return p;
 }
 
-// Line and column (both 1-based) of byte offset `byte` (1-based position nlohmann reports as the
-// character it stopped at).
+// Line and column (both 1-based, the column counted in UTF-8 characters) of the character at
+// 1-based byte position `byte`, where nlohmann stopped.
 std::pair<std::size_t, std::size_t> line_column(std::string_view text, std::size_t byte) {
   std::size_t line = 1;
   std::size_t column = 1;
   const std::size_t end = std::min(byte > 0 ? byte - 1 : 0, text.size());
   for (std::size_t i = 0; i < end; ++i) {
-    if (text[i] == '\n') {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c == '\n') {
       ++line;
       column = 1;
-    } else {
+    } else if ((c & 0xC0) != 0x80) {  // not a UTF-8 continuation byte
       ++column;
     }
   }
@@ -101,7 +102,7 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& origin)
         Frame& f = frames.back();
         const auto key = parsed.get<std::string>();
         if (!f.keys.insert(key).second) {
-          throw ConfigError(origin, frame_pointer(frames, frames.size() - 1),
+          throw ConfigError(origin, pointer_append(frame_pointer(frames, frames.size() - 1), key),
                             "duplicate key \"" + key + "\" (each key may appear once per object)");
         }
         f.current_key = key;

@@ -16,7 +16,10 @@ std::vector<std::string> dtype_choices() {
 
 DType read_dtype(ObjectReader& r, std::string_view key) { return *parse_dtype(r.choice(key, dtype_choices())); }
 
-Range count() { return Range::at_least(1); }
+// Upper bounds keep every product of dimensions far inside int64 and double's exact integers.
+constexpr double kMaxDimension = 1 << 24;
+constexpr double kMaxLayers = 10000;
+Range count() { return Range::closed(1, kMaxDimension); }
 
 AttentionConfig read_attention(ObjectReader& r) {
   AttentionConfig a;
@@ -43,10 +46,21 @@ AttentionConfig read_attention(ObjectReader& r) {
                              std::to_string(a.gqa.kv_heads) + ")");
     }
     // K and V, each kv_heads x head_dim elements of cache_dtype, per token per layer.
-    a.cache_bytes_per_token = Bytes(2.0 * static_cast<double>(a.gqa.kv_heads * a.gqa.head_dim) *
-                                    bytes_per_element(a.cache_dtype));
-    r.record("cache_bytes_per_token", format_quantity(a.cache_bytes_per_token.value(), Dimension::bytes),
-             "derived: 2 x kv_heads x head_dim x bytes(cache_dtype)");
+    const Bytes derived(2.0 * static_cast<double>(a.gqa.kv_heads) * static_cast<double>(a.gqa.head_dim) *
+                        bytes_per_element(a.cache_dtype));
+    const std::string formula = "2 x kv_heads x head_dim x bytes(cache_dtype)";
+    if (r.has("cache_bytes_per_token")) {
+      // Accepted only when it agrees (as `check` prints it); GQA caches have no other layout.
+      const Bytes stated = r.bytes("cache_bytes_per_token", Range::positive());
+      if (stated != derived) {
+        r.fail("cache_bytes_per_token", "for GQA the cache entry is derived, " + formula + " = " +
+                                            format_quantity(derived.value(), Dimension::bytes) + ", but " +
+                                            format_quantity(stated.value(), Dimension::bytes) +
+                                            " is given; remove the key or fix the dimensions");
+      }
+    }
+    a.cache_bytes_per_token = derived;
+    r.record("cache_bytes_per_token", format_quantity(derived.value(), Dimension::bytes), "derived: " + formula);
   }
   r.finish();
   return a;
@@ -59,10 +73,10 @@ ModelConfig read_model(ObjectReader& r) {
   m.name = r.text("name");
   m.description = r.optional_text("description").value_or("");
   r.optional_text("provenance");
-  m.layers = r.integer("layers", count());
+  m.layers = r.integer("layers", Range::closed(1, kMaxLayers));
   m.hidden = r.integer("hidden", count());
   m.vocab = r.integer("vocab", count());
-  m.mtp_layers = r.integer_or("mtp_layers", Range::at_least(0), 0);
+  m.mtp_layers = r.integer_or("mtp_layers", Range::closed(0, 63), 0);
   m.dense_intermediate = r.integer("dense_intermediate", count());
   m.norm = r.choice("norm", {"rms", "layer"}) == "rms" ? NormType::rms : NormType::layer;
   m.weight_dtype = read_dtype(r, "weight_dtype");
@@ -88,7 +102,7 @@ ModelConfig read_model(ObjectReader& r) {
     auto e = r.object("moe");
     MoeConfig c;
     c.routed_experts = e.integer("routed_experts", count());
-    c.shared_experts = e.integer("shared_experts", Range::at_least(0));
+    c.shared_experts = e.integer("shared_experts", Range::closed(0, kMaxDimension));
     c.experts_per_token = e.integer("experts_per_token", count());
     c.expert_intermediate = e.integer("expert_intermediate", count());
     c.first_dense_layers = e.integer("first_dense_layers", Range::closed(0, static_cast<double>(m.layers)));

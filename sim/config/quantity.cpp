@@ -1,50 +1,52 @@
 #include "sim/config/quantity.h"
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
 #include <string>
 #include <utility>
 
-#include "models/units.h"
 #include "sim/config/did_you_mean.h"
 
 namespace ess {
 
 namespace {
 
-// One unit: value in base units = number x multiplier / divisor. Sub-units divide by an exact
-// power of ten ("0.82us" = 0.82 / 1e6) so that every spelling of a value rounds the same way.
+// One unit: value in base units = number x 10^decimal_exponent x 2^binary_exponent. The power of
+// ten is applied to the decimal text before it is converted, so "4.1GB" is the double nearest to
+// 4.1e9 (one rounding, not two), and every spelling of a value rounds the same way.
 struct Unit {
   std::string_view name;
-  double multiplier;
-  double divisor = 1.0;
-  [[nodiscard]] constexpr double factor() const { return multiplier / divisor; }
+  int decimal_exponent = 0;
+  int binary_exponent = 0;
+  [[nodiscard]] double factor() const { return std::ldexp(std::pow(10.0, decimal_exponent), binary_exponent); }
 };
 
-constexpr double kBitsPerByte = 8.0;
+constexpr int kBitsPerByteLog2 = 3;  // 8 bits per byte: bit units divide by 2^3
 
 constexpr std::array kByteUnits = {
-    Unit{"B", 1.0},      Unit{"kB", kKilo}, Unit{"KB", kKilo},   Unit{"MB", kMega},
-    Unit{"GB", kGiga},   Unit{"TB", kTera}, Unit{"PB", kPeta},   Unit{"KiB", kKibi},
-    Unit{"MiB", kMebi},  Unit{"GiB", kGibi}, Unit{"TiB", kTebi},
+    Unit{"B", 0},        Unit{"kB", 3},       Unit{"KB", 3},       Unit{"MB", 6},       Unit{"GB", 9},
+    Unit{"TB", 12},      Unit{"PB", 15},      Unit{"KiB", 0, 10},  Unit{"MiB", 0, 20},  Unit{"GiB", 0, 30},
+    Unit{"TiB", 0, 40},  Unit{"PiB", 0, 50},
 };
 
+// Micro may be written "us", with the micro sign U+00B5 or with the Greek mu U+03BC.
 constexpr std::array kTimeUnits = {
-    Unit{"s", 1.0}, Unit{"ms", 1.0, 1e3}, Unit{"us", 1.0, 1e6}, Unit{"\xC2\xB5s", 1.0, 1e6}, Unit{"ns", 1.0, 1e9},
+    Unit{"s", 0}, Unit{"ms", -3}, Unit{"us", -6}, Unit{"\xC2\xB5s", -6}, Unit{"\xCE\xBCs", -6}, Unit{"ns", -9},
 };
 
 constexpr std::array kBandwidthUnits = {
-    Unit{"B/s", 1.0},      Unit{"kB/s", kKilo},   Unit{"KB/s", kKilo},   Unit{"MB/s", kMega},
-    Unit{"GB/s", kGiga},   Unit{"TB/s", kTera},   Unit{"KiB/s", kKibi},  Unit{"MiB/s", kMebi},
-    Unit{"GiB/s", kGibi},  Unit{"TiB/s", kTebi},  Unit{"bit/s", 1.0, kBitsPerByte},
-    Unit{"kbit/s", kKilo, kBitsPerByte},        Unit{"Mbit/s", kMega, kBitsPerByte},
-    Unit{"Gbit/s", kGiga, kBitsPerByte},        Unit{"Tbit/s", kTera, kBitsPerByte},
+    Unit{"B/s", 0},          Unit{"kB/s", 3},         Unit{"KB/s", 3},          Unit{"MB/s", 6},
+    Unit{"GB/s", 9},         Unit{"TB/s", 12},        Unit{"PB/s", 15},         Unit{"KiB/s", 0, 10},
+    Unit{"MiB/s", 0, 20},    Unit{"GiB/s", 0, 30},    Unit{"TiB/s", 0, 40},     Unit{"bit/s", 0, -kBitsPerByteLog2},
+    Unit{"kbit/s", 3, -kBitsPerByteLog2},             Unit{"Mbit/s", 6, -kBitsPerByteLog2},
+    Unit{"Gbit/s", 9, -kBitsPerByteLog2},             Unit{"Tbit/s", 12, -kBitsPerByteLog2},
 };
 
 constexpr std::array kComputeUnits = {
-    Unit{"FLOP/s", 1.0},     Unit{"GFLOP/s", kGiga}, Unit{"TFLOP/s", kTera}, Unit{"PFLOP/s", kPeta},
-    Unit{"FLOPS", 1.0},      Unit{"GFLOPS", kGiga},  Unit{"TFLOPS", kTera},  Unit{"PFLOPS", kPeta},
+    Unit{"FLOP/s", 0}, Unit{"GFLOP/s", 9}, Unit{"TFLOP/s", 12}, Unit{"PFLOP/s", 15},
+    Unit{"FLOPS", 0},  Unit{"GFLOPS", 9},  Unit{"TFLOPS", 12},  Unit{"PFLOPS", 15},
 };
 
 std::span<const Unit> units_of(Dimension d) {
@@ -59,16 +61,16 @@ std::span<const Unit> units_of(Dimension d) {
 
 // Units tried when formatting, in order of preference on ties; every one is also parsed.
 std::span<const Unit> format_units(Dimension d) {
-  static constexpr std::array bytes = {Unit{"B", 1.0},     Unit{"kB", kKilo},  Unit{"MB", kMega},
-                                       Unit{"GB", kGiga},  Unit{"TB", kTera},  Unit{"PB", kPeta},
-                                       Unit{"KiB", kKibi}, Unit{"MiB", kMebi}, Unit{"GiB", kGibi},
-                                       Unit{"TiB", kTebi}};
-  static constexpr std::array time = {Unit{"s", 1.0}, Unit{"ms", 1.0, 1e3}, Unit{"us", 1.0, 1e6}, Unit{"ns", 1.0, 1e9}};
-  static constexpr std::array bandwidth = {Unit{"B/s", 1.0},      Unit{"kB/s", kKilo},   Unit{"MB/s", kMega},
-                                           Unit{"GB/s", kGiga},   Unit{"TB/s", kTera},   Unit{"KiB/s", kKibi},
-                                           Unit{"MiB/s", kMebi},  Unit{"GiB/s", kGibi},  Unit{"TiB/s", kTebi}};
-  static constexpr std::array compute = {Unit{"FLOP/s", 1.0}, Unit{"GFLOP/s", kGiga}, Unit{"TFLOP/s", kTera},
-                                         Unit{"PFLOP/s", kPeta}};
+  static constexpr std::array bytes = {Unit{"B", 0},       Unit{"kB", 3},       Unit{"MB", 6},
+                                       Unit{"GB", 9},      Unit{"TB", 12},      Unit{"PB", 15},
+                                       Unit{"KiB", 0, 10}, Unit{"MiB", 0, 20}, Unit{"GiB", 0, 30},
+                                       Unit{"TiB", 0, 40}};
+  static constexpr std::array time = {Unit{"s", 0}, Unit{"ms", -3}, Unit{"us", -6}, Unit{"ns", -9}};
+  static constexpr std::array bandwidth = {Unit{"B/s", 0},       Unit{"kB/s", 3},       Unit{"MB/s", 6},
+                                           Unit{"GB/s", 9},      Unit{"TB/s", 12},      Unit{"KiB/s", 0, 10},
+                                           Unit{"MiB/s", 0, 20}, Unit{"GiB/s", 0, 30}, Unit{"TiB/s", 0, 40}};
+  static constexpr std::array compute = {Unit{"FLOP/s", 0}, Unit{"GFLOP/s", 9}, Unit{"TFLOP/s", 12},
+                                         Unit{"PFLOP/s", 15}};
   switch (d) {
     case Dimension::bytes: return bytes;
     case Dimension::seconds: return time;
@@ -78,10 +80,32 @@ std::span<const Unit> format_units(Dimension d) {
   return {};
 }
 
-// The fewest significant digits (1..17) of `x` that parse back to exactly `target` once
-// in `unit`; empty when none does.
+// number_text (a valid decimal, e.g. "4.1", "-2e3") x 10^decimal_exponent x 2^binary_exponent,
+// rounded once; nullopt when out of the double range.
+std::optional<double> scale(std::string_view number_text, const Unit& u) {
+  std::string mantissa(number_text);
+  long long exponent = 0;
+  if (const auto e = mantissa.find_first_of("eE"); e != std::string::npos) {
+    const char* first = mantissa.data() + e + 1;
+    const char* last = mantissa.data() + mantissa.size();
+    if (first != last && *first == '+') ++first;
+    const auto [end, ec] = std::from_chars(first, last, exponent);
+    if (ec != std::errc() || end != last) return std::nullopt;
+    mantissa.resize(e);
+  }
+  const std::string scaled = mantissa + "e" + std::to_string(exponent + u.decimal_exponent);
+  double v = 0.0;
+  const auto [end, ec] = std::from_chars(scaled.data(), scaled.data() + scaled.size(), v);
+  if (ec != std::errc() || end != scaled.data() + scaled.size()) return std::nullopt;
+  v = std::ldexp(v, u.binary_exponent);
+  if (!std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+// The fewest significant digits (1..17) of `x` that, written with `unit`, parse back to exactly
+// `target`; plain notation preferred over exponents; empty when none does.
 std::string round_trip_digits(double x, const Unit& unit, double target, Dimension d) {
-  std::string with_exponent;  // used only when no plain spelling is exact
+  std::string with_exponent;
   for (int precision = 1; precision <= 17; ++precision) {
     std::array<char, 64> buf{};
     const auto [end, ec] = std::to_chars(buf.data(), buf.data() + buf.size(), x, std::chars_format::general, precision);
@@ -144,7 +168,8 @@ ParsedQuantity parse_quantity(std::string_view text, Dimension d) {
   const std::string s = trim(text);
   const char* first = s.data();
   const char* last = s.data() + s.size();
-  if (first != last && *first == '+') ++first;  // from_chars rejects a leading '+'
+  // from_chars rejects a leading '+'; accept one, but not "+-5".
+  if (first != last && *first == '+' && (first + 1 == last || (first[1] != '-' && first[1] != '+'))) ++first;
   double number = 0.0;
   const auto [end, ec] = std::from_chars(first, last, number, std::chars_format::general);
   if (ec == std::errc::result_out_of_range) {
@@ -153,19 +178,39 @@ ParsedQuantity parse_quantity(std::string_view text, Dimension d) {
   if (ec != std::errc() || end == first) {
     return {std::nullopt, expected + ", got \"" + s + "\" (it must start with a number)"};
   }
+  if (!std::isfinite(number)) return {std::nullopt, expected + ", got \"" + s + "\" (the number must be finite)"};
+  const std::string_view number_text(first, static_cast<std::size_t>(end - first));
   const std::string unit = trim(std::string_view(end, static_cast<std::size_t>(last - end)));
   if (unit.empty()) {
     return {std::nullopt, expected + ", got \"" + s + "\" (the unit is missing)"};
   }
   for (const auto& u : units_of(d)) {
     if (u.name == unit) {
-      const double value = number * u.multiplier / u.divisor;
-      if (!std::isfinite(value)) return {std::nullopt, expected + "; \"" + s + "\" is out of range"};
-      return {value, {}};
+      const auto value = scale(number_text, u);
+      if (!value) return {std::nullopt, expected + "; \"" + s + "\" is out of range"};
+      return {*value, {}};
     }
   }
-  if (d == Dimension::bytes_per_second && unit.size() >= 3 && unit.substr(unit.size() - 3) == "b/s") {
-    return {std::nullopt, "\"" + s + "\" is ambiguous: write bytes as \"GB/s\" or bits as \"Gbit/s\""};
+  const auto has_unit = [&](const std::string& name) {
+    const auto& names = unit_names(d);
+    return std::find(names.begin(), names.end(), name) != names.end();
+  };
+  const auto ends_with = [&](std::string_view suffix) {
+    return unit.size() >= suffix.size() && unit.compare(unit.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  if (d == Dimension::bytes_per_second && (ends_with("b/s") || ends_with("bps"))) {
+    // "100Mb/s", "400Gbps": bits or bytes? Name both spellings with the prefix the user typed.
+    const std::string prefix = unit.substr(0, unit.size() - 3);
+    const std::string bytes = prefix + "B/s";
+    const std::string bits = prefix + "bit/s";
+    std::string hint;
+    if (has_unit(bytes)) hint += "bytes as \"" + bytes + "\"";
+    if (has_unit(bits)) hint += std::string(hint.empty() ? "" : " or ") + "bits as \"" + bits + "\"";
+    if (hint.empty()) hint = "bytes as \"GB/s\" or bits as \"Gbit/s\"";
+    return {std::nullopt, "\"" + s + "\" is ambiguous: write " + hint};
+  }
+  if (d == Dimension::seconds && (unit == "min" || unit == "h" || unit == "hr" || unit == "d")) {
+    return {std::nullopt, expected + ", got \"" + s + "\": minutes, hours and days are not accepted; write seconds (\"300s\")"};
   }
   // Perhaps a unit of another dimension ("55GB" where a bandwidth was expected).
   for (Dimension other : {Dimension::bytes, Dimension::seconds, Dimension::bytes_per_second,
@@ -182,6 +227,23 @@ ParsedQuantity parse_quantity(std::string_view text, Dimension d) {
                             did_you_mean(unit, unit_names(d)) + "; units: " + quoted_list(unit_names(d))};
 }
 
+std::optional<double> parse_percentage(std::string_view text) {
+  const std::string s = trim(text);
+  if (s.empty() || s.back() != '%') return std::nullopt;
+  double v = 0.0;
+  const char* first = s.data();
+  const char* last = s.data() + s.size() - 1;
+  if (first != last && *first == '+' && first + 1 != last && first[1] != '-' && first[1] != '+') ++first;
+  const auto [end, ec] = std::from_chars(first, last, v, std::chars_format::general);
+  if (ec != std::errc() || end == first) return std::nullopt;
+  // Everything between the number and '%' must be blank.
+  for (const char* p = end; p != last; ++p) {
+    if (!is_space(*p)) return std::nullopt;
+  }
+  if (!std::isfinite(v)) return std::nullopt;
+  return v / 100.0;
+}
+
 std::string shortest_number(double v) {
   std::array<char, 64> buf{};
   const auto [end, ec] = std::to_chars(buf.data(), buf.data() + buf.size(), v);
@@ -195,7 +257,7 @@ std::string format_quantity(double value, Dimension d) {
   std::string best;
   double best_cost = 0.0;
   for (const auto& u : format_units(d)) {
-    const double x = value * u.divisor / u.multiplier;
+    const double x = value / u.factor();
     if (value != 0.0 && std::fabs(x) < 0.1 && u.factor() != 1.0) continue;
     const std::string text = round_trip_digits(x, u, value, d);
     // Exponent notation ("5e+10B/s") only when nothing else is exact; on equal length prefer a
@@ -208,7 +270,7 @@ std::string format_quantity(double value, Dimension d) {
     }
     if (value == 0.0) break;
   }
-  if (best.empty()) best = shortest_number(value) + std::string(format_units(d).front().name);
+  if (best.empty()) best = shortest_number(value) + std::string(format_units(d).front().name);  // non-finite
   return best;
 }
 

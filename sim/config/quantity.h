@@ -31,11 +31,14 @@ struct ParsedQuantity {
 // exponent; range checks (e.g. > 0) are the caller's, so "-5GB/s" parses to -5e9.
 [[nodiscard]] ParsedQuantity parse_quantity(std::string_view text, Dimension d);
 
+// "90%" -> 0.9; nullopt unless the text is a finite number followed by '%'.
+[[nodiscard]] std::optional<double> parse_percentage(std::string_view text);
+
 // Formats a base-unit value with the largest decimal prefix that keeps the number >= 1, using the
 // shortest digits that parse back to exactly the same double (so formatting round-trips).
 [[nodiscard]] std::string format_quantity(double value, Dimension d);
 
-// Shortest decimal text that parses back to exactly `v` ("0.1", "1e-07", "141000000000").
+// Shortest decimal text that parses back to exactly `v` ("0.1", "1e-07", "1.41e+11").
 [[nodiscard]] std::string shortest_number(double v);
 
 }  // namespace ess

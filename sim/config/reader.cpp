@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <span>
 #include <utility>
 
 #include "sim/config/config_error.h"
@@ -31,14 +32,27 @@ bool Range::contains(double v) const {
   return true;
 }
 
+namespace {
+// Integral values as integers ("1000000", not "1e+06"), others as the shortest exact decimal.
+std::string plain_number(double v) {
+  if (std::isfinite(v) && v == std::floor(v) && std::fabs(v) < 1e15) return std::to_string(static_cast<long long>(v));
+  return shortest_number(v);
+}
+}  // namespace
+
 std::string Range::describe() const {
+  const std::string q = qualifier();
+  return q.empty() ? "a finite number" : q.substr(1);
+}
+
+std::string Range::qualifier() const {
   if (has_min && has_max) {
-    return std::string("in ") + (min_inclusive ? "[" : "(") + shortest_number(min) + ", " +
-           shortest_number(max) + (max_inclusive ? "]" : ")");
+    return std::string(" in ") + (min_inclusive ? "[" : "(") + plain_number(min) + ", " + plain_number(max) +
+           (max_inclusive ? "]" : ")");
   }
-  if (has_min) return std::string(min_inclusive ? ">= " : "> ") + shortest_number(min);
-  if (has_max) return std::string(max_inclusive ? "<= " : "< ") + shortest_number(max);
-  return "a finite number";
+  if (has_min) return std::string(min_inclusive ? " >= " : " > ") + plain_number(min);
+  if (has_max) return std::string(max_inclusive ? " <= " : " < ") + plain_number(max);
+  return "";
 }
 
 ObjectReader::ObjectReader(const nlohmann::json& value, std::string pointer, const Origins& origins)
@@ -85,6 +99,7 @@ const nlohmann::json* ObjectReader::take(std::string_view key, std::string& sour
         fail(key, "a value with provenance has only \"value\" and \"source\", got unknown key \"" + k + "\"");
       }
     }
+    source = origins_.at(pointer_append(child_pointer(key), "value"));
     if (const auto s = it->find("source"); s != it->end()) {
       if (!s->is_string()) fail(key, "\"source\" must be a string, got " + describe_json(*s));
       source = s->get<std::string>();
@@ -100,14 +115,27 @@ void ObjectReader::record(std::string_view key, const nlohmann::ordered_json& va
 }
 
 void ObjectReader::check_range(std::string_view key, double v, Range range) const {
-  if (!range.contains(v)) fail(key, "must be " + range.describe() + ", got " + shortest_number(v));
+  if (!range.contains(v)) fail(key, "must be " + range.describe() + ", got " + plain_number(v));
+}
+
+std::string ObjectReader::missing(std::string_view key, std::string_view noun) const {
+  std::string message = "missing required " + std::string(noun) + " \"" + std::string(key) + "\"";
+  for (const auto& [present, v] : value_.items()) {
+    if (asked_.contains(present)) continue;
+    const std::string wanted(key);
+    if (closest_match(present, std::span<const std::string>(&wanted, 1))) {
+      message += " (found \"" + present + "\": did you mean \"" + wanted + "\"?)";
+      break;
+    }
+  }
+  return message;
 }
 
 double ObjectReader::quantity(std::string_view key, Dimension d, Range range) {
   std::string source;
   const nlohmann::json* j = take(key, source);
   const std::string expected = std::string(describe(d)) + " such as \"" + std::string(example(d)) + "\"";
-  if (j == nullptr || j->is_null()) fail(key, "missing required key \"" + std::string(key) + "\": expected " + expected);
+  if (j == nullptr || j->is_null()) fail(key, missing(key) + ": expected " + expected);
   if (!j->is_string()) {
     fail(key, "expected " + expected + " (a string with a unit), got " + describe_json(*j));
   }
@@ -145,11 +173,11 @@ std::optional<FlopsPerSecond> ObjectReader::optional_compute_rate(std::string_vi
 std::int64_t ObjectReader::integer(std::string_view key, Range range) {
   std::string source;
   const nlohmann::json* j = take(key, source);
-  if (j == nullptr || j->is_null()) fail(key, "missing required key \"" + std::string(key) + "\": expected an integer " + range.describe());
+  if (j == nullptr || j->is_null()) fail(key, missing(key) + ": expected an integer" + range.qualifier());
   if (j->is_number_unsigned() && j->get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) {
-    fail(key, "expected an integer " + range.describe() + ", got " + j->dump() + " (too large)");
+    fail(key, "expected an integer" + range.qualifier() + ", got " + j->dump() + " (too large)");
   }
-  if (!j->is_number_integer()) fail(key, "expected an integer " + range.describe() + ", got " + describe_json(*j));
+  if (!j->is_number_integer()) fail(key, "expected an integer" + range.qualifier() + ", got " + describe_json(*j));
   const auto v = j->get<std::int64_t>();
   check_range(key, static_cast<double>(v), range);
   record(key, v, source);
@@ -166,7 +194,7 @@ std::int64_t ObjectReader::integer_or(std::string_view key, Range range, std::in
 Flops ObjectReader::flops(std::string_view key, Range range) {
   std::string source;
   const nlohmann::json* j = take(key, source);
-  if (j == nullptr || j->is_null()) fail(key, "missing required key \"" + std::string(key) + "\": expected a FLOP count (a number)");
+  if (j == nullptr || j->is_null()) fail(key, missing(key) + ": expected a FLOP count (a number)");
   if (!j->is_number()) fail(key, "expected a FLOP count (a plain number such as 1e9), got " + describe_json(*j));
   const double v = j->get<double>();
   check_range(key, v, range);
@@ -177,17 +205,16 @@ Flops ObjectReader::flops(std::string_view key, Range range) {
 double ObjectReader::number(std::string_view key, Range range) {
   std::string source;
   const nlohmann::json* j = take(key, source);
-  if (j == nullptr || j->is_null()) fail(key, "missing required key \"" + std::string(key) + "\": expected a number " + range.describe());
+  if (j == nullptr || j->is_null()) fail(key, missing(key) + ": expected a number" + range.qualifier());
   double v = 0.0;
   if (j->is_number()) {
     v = j->get<double>();
-  } else if (j->is_string() && !j->get<std::string>().empty() && j->get<std::string>().back() == '%') {
-    const std::string s = j->get<std::string>();
-    const auto parsed = parse_quantity(s.substr(0, s.size() - 1) + "B", Dimension::bytes);
-    if (!parsed.value) fail(key, "expected a number or a percentage such as \"90%\", got \"" + s + "\"");
-    v = *parsed.value / 100.0;
+  } else if (j->is_string() && parse_percentage(j->get<std::string>())) {
+    v = *parse_percentage(j->get<std::string>());
+  } else if (j->is_string()) {
+    fail(key, "expected a number" + range.qualifier() + " or a percentage such as \"90%\", got " + describe_json(*j));
   } else {
-    fail(key, "expected a number " + range.describe() + ", got " + describe_json(*j));
+    fail(key, "expected a number" + range.qualifier() + ", got " + describe_json(*j));
   }
   check_range(key, v, range);
   record(key, v, source);
@@ -204,7 +231,7 @@ double ObjectReader::number_or(std::string_view key, Range range, double fallbac
 std::string ObjectReader::text(std::string_view key) {
   std::string source;
   const nlohmann::json* j = take(key, source);
-  if (j == nullptr || j->is_null()) fail(key, "missing required key \"" + std::string(key) + "\": expected a string");
+  if (j == nullptr || j->is_null()) fail(key, missing(key) + ": expected a string");
   if (!j->is_string()) fail(key, "expected a string, got " + describe_json(*j));
   record(key, j->get<std::string>(), source);
   return j->get<std::string>();
@@ -222,7 +249,7 @@ std::string ObjectReader::choice(std::string_view key, const std::vector<std::st
   std::string source;
   const nlohmann::json* j = take(key, source);
   if (j == nullptr || j->is_null()) {
-    fail(key, "missing required key \"" + std::string(key) + "\": expected one of " + quoted_list(choices));
+    fail(key, missing(key) + ": expected one of " + quoted_list(choices));
   }
   if (!j->is_string()) fail(key, "expected one of " + quoted_list(choices) + ", got " + describe_json(*j));
   const auto s = j->get<std::string>();
@@ -247,7 +274,7 @@ ObjectReader ObjectReader::object(std::string_view key) {
   asked_.emplace(key);
   const auto it = value_.find(key);
   if (it == value_.end() || it->is_null()) {
-    fail(key, "missing required object \"" + std::string(key) + "\"");
+    fail(key, missing(key, "object"));
   }
   resolved_[std::string(key)] = nlohmann::ordered_json::object();  // keeps reading order
   return ObjectReader(*it, child_pointer(key), origins_, this, std::string(key));

@@ -54,7 +54,10 @@ struct Range {
   static Range any() { return {}; }
 
   [[nodiscard]] bool contains(double v) const;
+  // "in [1, 64]", "> 0", "a finite number" (for "must be ...").
   [[nodiscard]] std::string describe() const;
+  // " in [1, 64]", " > 0" or "" (for "expected an integer ...").
+  [[nodiscard]] std::string qualifier() const;
 };
 
 class ObjectReader {
@@ -99,6 +102,10 @@ class ObjectReader {
   // A nested object whose fields all have defaults: absent reads as {}.
   ObjectReader object_or_empty(std::string_view key);
   [[nodiscard]] bool has_object(std::string_view key) const;
+
+  // "missing required key "k"" plus a hint when a present key looks like a typo of it.
+  // `noun` names what is missing: "key", "object".
+  [[nodiscard]] std::string missing(std::string_view key, std::string_view noun = "key") const;
 
   // Throws for the first key present but never asked for (sorted order, deterministic), then
   // hands the resolved values to the parent reader.

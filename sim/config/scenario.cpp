@@ -1,5 +1,6 @@
 #include "sim/config/scenario.h"
 
+#include <span>
 #include <utility>
 
 #include "sim/config/config_error.h"
@@ -15,11 +16,18 @@ namespace {
 
 bool is_value_wrapper(const nlohmann::json& j) { return j.is_object() && j.contains("value"); }
 
-// Records, for every leaf under `value`, the origin it has now (before a preset claims the
-// section), so that merged values keep naming the file or --set they came from.
-void pin_leaf_origins(const nlohmann::json& value, const std::string& pointer, Origins& origins) {
-  if (value.is_object() && !is_value_wrapper(value)) {
-    for (const auto& [k, v] : value.items()) pin_leaf_origins(v, pointer_append(pointer, k), origins);
+bool mergeable(const nlohmann::json& j) { return j.is_object() && !is_value_wrapper(j); }
+
+// Records, for every part of `overrides` that will replace or add to `preset`, the origin it has
+// now (before the preset claims the section), so merged values keep naming the file or --set they
+// came from. Objects the preset lacks are pinned whole; objects both have are walked.
+void pin_override_origins(const nlohmann::json& overrides, const nlohmann::json* preset, const std::string& pointer,
+                          Origins& origins) {
+  if (mergeable(overrides) && preset != nullptr && mergeable(*preset)) {
+    for (const auto& [k, v] : overrides.items()) {
+      const auto it = preset->find(k);
+      pin_override_origins(v, it == preset->end() ? nullptr : &*it, pointer_append(pointer, k), origins);
+    }
     return;
   }
   origins.set(pointer, origins.at(pointer));
@@ -29,7 +37,7 @@ void pin_leaf_origins(const nlohmann::json& value, const std::string& pointer, O
 void deep_merge(nlohmann::json& base, const nlohmann::json& overrides) {
   for (const auto& [k, v] : overrides.items()) {
     auto it = base.find(k);
-    if (it != base.end() && it->is_object() && !is_value_wrapper(*it) && v.is_object() && !is_value_wrapper(v)) {
+    if (it != base.end() && mergeable(*it) && mergeable(v)) {
       deep_merge(*it, v);
     } else {
       base[k] = v;
@@ -41,7 +49,16 @@ void deep_merge(nlohmann::json& base, const nlohmann::json& overrides) {
 void resolve_preset_section(nlohmann::json& document, const std::string& key, PresetKind kind, Origins& origins) {
   const std::string pointer = pointer_append("", key);
   auto it = document.find(key);
-  if (it == document.end()) throw ConfigError(origins.at(""), pointer, "missing required section \"" + key + "\"");
+  if (it == document.end()) {
+    std::string hint;
+    for (const auto& [present, v] : document.items()) {
+      if (present != key && closest_match(present, std::span<const std::string>(&key, 1))) {
+        hint = " (found \"" + present + "\": did you mean \"" + key + "\"?)";
+        break;
+      }
+    }
+    throw ConfigError(origins.at(""), pointer, "missing required section \"" + key + "\"" + hint);
+  }
   nlohmann::json overrides = nlohmann::json::object();
   std::string name;
   std::string name_pointer = pointer;
@@ -69,7 +86,7 @@ void resolve_preset_section(nlohmann::json& document, const std::string& key, Pr
                       "unknown " + std::string(to_string(kind)) + " preset \"" + name + "\"" + did_you_mean(name, names) +
                           "; presets: " + quoted_list(names));
   }
-  pin_leaf_origins(overrides, pointer, origins);
+  pin_override_origins(overrides, &preset->document, pointer, origins);
   origins.set(pointer, preset->origin());
   nlohmann::json merged = preset->document;
   deep_merge(merged, overrides);
@@ -89,7 +106,12 @@ void apply_override(nlohmann::json& document, const Override& o, Origins& origin
     } else if (it->is_string() && i == 0 && (token == "model" || token == "hardware")) {
       // "hardware": "h200-sxm" becomes {"preset": "h200-sxm"} so that fields can be overridden.
       *it = nlohmann::json{{"preset", it->get<std::string>()}};
-    } else if (!it->is_object() || is_value_wrapper(*it)) {
+    } else if (is_value_wrapper(*it)) {
+      std::string dotted;
+      for (std::size_t j = 0; j <= i; ++j) dotted += (j > 0 ? "." : "") + o.path[j];
+      throw ConfigError(origin, pointer, "is a single value (written with its source), not a section: set \"" + dotted +
+                                             "=...\" instead");
+    } else if (!it->is_object()) {
       throw ConfigError(origin, pointer, "cannot set a field inside " + describe_json(*it) + " (not an object)");
     }
     node = &(*node)[token];
@@ -100,6 +122,10 @@ void apply_override(nlohmann::json& document, const Override& o, Origins& origin
 }
 
 int to_int(std::int64_t v) { return static_cast<int>(v); }
+
+// Bounds that keep every later product (tokens x layers x bytes) exact and far from overflow.
+constexpr std::int64_t kMaxBatchPerGpu = 1 << 20;
+constexpr double kMaxContextLength = 2147483648.0;  // 2^31 tokens
 
 Parallelism read_parallelism(ObjectReader& r, const ModelConfig& model, const Hardware& hw) {
   Parallelism p;
@@ -127,15 +153,24 @@ Parallelism read_parallelism(ObjectReader& r, const ModelConfig& model, const Ha
     }
   }
   if (model.moe) {
+    const bool stated = r.has("expert_parallel");
     p.expert_parallel = to_int(r.integer_or("expert_parallel", Range::closed(1, world), world));
-    if (world % p.expert_parallel != 0) {
-      r.fail("expert_parallel", "expert_parallel (" + std::to_string(p.expert_parallel) + ") must divide the " + world_text);
-    }
+    const std::string ep = "expert_parallel (" + std::to_string(p.expert_parallel) +
+                           (stated ? ")" : ", the default: all GPUs)");
+    if (world % p.expert_parallel != 0) r.fail("expert_parallel", ep + " must divide the " + world_text);
     if (model.moe->routed_experts % p.expert_parallel != 0) {
-      r.fail("expert_parallel", "expert_parallel (" + std::to_string(p.expert_parallel) + ") must divide the " +
-                                    std::to_string(model.moe->routed_experts) + " routed experts of " + model.name);
+      r.fail("expert_parallel", ep + " must divide the " + std::to_string(model.moe->routed_experts) +
+                                    " routed experts of " + model.name + "; set parallelism.expert_parallel");
     }
   } else {
+    if (r.has("expert_parallel")) {
+      std::string source;
+      const nlohmann::json* v = r.take("expert_parallel", source);
+      if (!(v->is_number_integer() && v->get<std::int64_t>() == 1)) {
+        r.fail("expert_parallel", model.name + " has no experts (dense MLP), so expert_parallel must be 1, got " +
+                                      describe_json(*v));
+      }
+    }
     p.expert_parallel = to_int(r.integer_or("expert_parallel", Range::closed(1, 1), 1));
   }
   r.finish();
@@ -146,18 +181,22 @@ Workload read_workload(ObjectReader& r, const ModelConfig& model) {
   Workload w;
   std::string source;
   const nlohmann::json* batch = r.take("batch_per_gpu", source);
-  if (batch == nullptr || batch->is_null()) {
-    r.fail("batch_per_gpu", "missing required key \"batch_per_gpu\": expected an integer >= 1 or \"max\"");
-  }
+  const std::string expected = "expected an integer >= 1 or \"max\"";
+  if (batch == nullptr || batch->is_null()) r.fail("batch_per_gpu", r.missing("batch_per_gpu") + ": " + expected);
   if (batch->is_string() && batch->get<std::string>() == "max") {
     r.record("batch_per_gpu", "max", source);
   } else if (batch->is_number_integer() && batch->get<std::int64_t>() >= 1) {
+    if (batch->get<std::int64_t>() > kMaxBatchPerGpu) {
+      r.fail("batch_per_gpu", "must be at most " + std::to_string(kMaxBatchPerGpu) + ", got " + batch->dump());
+    }
     w.batch_per_gpu = batch->get<std::int64_t>();
     r.record("batch_per_gpu", *w.batch_per_gpu, source);
   } else {
-    r.fail("batch_per_gpu", "expected an integer >= 1 or \"max\", got " + describe_json(*batch));
+    const std::vector<std::string> max = {"max"};
+    r.fail("batch_per_gpu", expected + ", got " + describe_json(*batch) +
+                                (batch->is_string() ? did_you_mean(batch->get<std::string>(), max) : ""));
   }
-  w.context_length = r.integer("context_length", Range::at_least(1));
+  w.context_length = r.integer("context_length", Range::closed(1, kMaxContextLength));
   w.decode_steps = r.integer_or("decode_steps", Range::closed(1, 1e6), 16);
   {
     auto m = r.object_or_empty("mtp");
@@ -255,6 +294,8 @@ Override parse_override(std::string_view argument) {
     o.value = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error&) {
     o.value = text;  // not JSON: a bare string such as 55GB/s or max
+  } catch (const nlohmann::json::exception& e) {
+    throw ConfigError(origin, "", "cannot read the value \"" + text + "\": " + e.what());
   }
   return o;
 }
