@@ -40,3 +40,26 @@ inline constexpr double kFp8ScaleBytes = 4.0;
 [[nodiscard]] KernelCost gemm(const GemmShape& shape, const Hardware& hw);
 
 }  // namespace ess
+
+namespace ess {
+
+// A grouped GEMM (MoE experts, DeepGEMM "m-grouped"): `groups` independent weights of k x n, and
+// `m_total` rows spread over them (each row multiplies exactly one group's weight).
+//
+//   flops = 2 m_total n k
+//   bytes = groups k n B(dtype) + m_total k B(dtype) + m_total n B(out) [+ fp8 scales: per group
+//           4 ceil(k/128) ceil(n/128), per row 4 ceil(k/128)]
+//
+// Every group's weight is read once (groups with no rows must not be counted by the caller).
+struct GroupedGemmShape {
+  std::int64_t groups = 0;
+  std::int64_t m_total = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  DType dtype = DType::bf16;
+};
+
+// Throws std::invalid_argument if groups, m_total, n or k < 1.
+[[nodiscard]] KernelCost grouped_gemm(const GroupedGemmShape& shape, const Hardware& hw);
+
+}  // namespace ess

@@ -7,6 +7,8 @@
 #include "models/hardware.h"
 #include "sim/cli/commands.h"
 #include "sim/config/config_error.h"
+#include "sim/io/atomic_file.h"
+#include "sim/memory/memory_plan.h"
 
 namespace ess {
 
@@ -23,6 +25,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   app.fallthrough(false);
 
   CommandAction action;
+  add_run_command(app, action);
   add_check_command(app, action);
   add_presets_command(app, action);
   add_cost_command(app, action);
@@ -42,6 +45,12 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
 
   try {
     return action(out);
+  } catch (const CapacityError& e) {
+    err << "error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const OutputError& e) {
+    err << "error: " << e.what() << "\n";
+    return kExitBadInput;
   } catch (const ConfigError& e) {
     err << "error: " << e.what() << "\n";
     return kExitBadInput;

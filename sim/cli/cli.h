@@ -16,6 +16,11 @@ inline constexpr int kExitBadInput = 2;
 // to `err`; never calls exit().
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
 
+// ess-sim's version, "0.1.0" (set by CMake from the project version).
+#ifndef ESS_SIM_VERSION
+#error "ESS_SIM_VERSION must be defined by the build"
+#endif
+
 // "ess-sim 0.1.0 (SimGrid 3.32.0)".
 std::string version_string();
 

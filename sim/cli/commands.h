@@ -15,5 +15,6 @@ using CommandAction = std::function<int(std::ostream& out)>;
 void add_check_command(CLI::App& app, CommandAction& action);
 void add_presets_command(CLI::App& app, CommandAction& action);
 void add_cost_command(CLI::App& app, CommandAction& action);
+void add_run_command(CLI::App& app, CommandAction& action);
 
 }  // namespace ess

@@ -123,6 +123,9 @@ void apply_override(nlohmann::json& document, const Override& o, Origins& origin
 
 int to_int(std::int64_t v) { return static_cast<int>(v); }
 
+constexpr double kDefaultReserveFraction = 0.1;
+constexpr double kDefaultRuntimeOverhead = 2.0 * 1024 * 1024 * 1024;  // 2 GiB, an estimate
+
 // Bounds that keep every later product (tokens x layers x bytes) exact and far from overflow.
 constexpr std::int64_t kMaxBatchPerGpu = 1 << 20;
 constexpr double kMaxContextLength = 2147483648.0;  // 2^31 tokens
@@ -151,6 +154,10 @@ Parallelism read_parallelism(ObjectReader& r, const ModelConfig& model, const Ha
       r.fail("tensor_parallel", "tensor_parallel (" + std::to_string(p.tensor_parallel) + ") and the " +
                                     std::to_string(kv) + " kv heads of " + model.name + " must divide one another");
     }
+  }
+  if (model.moe && p.tensor_parallel != 1) {
+    r.fail("tensor_parallel", model.name + " is a MoE model: this version simulates MoE models with data-parallel "
+                                           "attention and expert parallelism, so tensor_parallel must be 1");
   }
   if (model.moe) {
     const bool stated = r.has("expert_parallel");
@@ -216,6 +223,21 @@ Workload read_workload(ObjectReader& r, const ModelConfig& model) {
   return w;
 }
 
+MemoryConfig read_memory(ObjectReader& r) {
+  MemoryConfig m;
+  // vLLM's default gpu_memory_utilization is 0.9: a tenth of HBM stays unallocated.
+  m.reserve_fraction = r.number_or("reserve", Range::closed(0.0, 0.9), kDefaultReserveFraction);
+  if (r.has("runtime_overhead")) {
+    m.runtime_overhead = r.bytes("runtime_overhead", Range::non_negative());
+  } else {
+    m.runtime_overhead = Bytes(kDefaultRuntimeOverhead);
+    r.record("runtime_overhead", format_quantity(kDefaultRuntimeOverhead, Dimension::bytes),
+             "default: estimate of CUDA context, library workspaces and communication buffers");
+  }
+  r.finish();
+  return m;
+}
+
 CacheConfig read_cache(ObjectReader& r) {
   CacheConfig c;
   std::string source;
@@ -263,6 +285,10 @@ Scenario read_scenario(const nlohmann::json& document, const Origins& origins, c
   {
     auto c = r.object_or_empty("cache");
     s.cache = read_cache(c);
+  }
+  {
+    auto m = r.object_or_empty("memory");
+    s.memory = read_memory(m);
   }
   r.finish();
   s.resolved = r.resolved();

@@ -41,6 +41,12 @@ struct CacheConfig {
   CacheMode mode = CacheMode::gpu;
 };
 
+// Memory that is not weights, caches or activations.
+struct MemoryConfig {
+  double reserve_fraction = 0.1;  // of HBM capacity, kept free (fragmentation, allocator slack)
+  Bytes runtime_overhead;         // CUDA context, cuBLAS/NCCL/all-to-all buffers and workspaces
+};
+
 struct Scenario {
   std::string origin;  // the file it came from
   std::string name;
@@ -51,6 +57,7 @@ struct Scenario {
   Parallelism parallelism;
   Workload workload;
   CacheConfig cache;
+  MemoryConfig memory;
   // Every value the simulator uses with its source; itself a valid scenario.
   nlohmann::ordered_json resolved;
 };

@@ -211,3 +211,51 @@ TEST_CASE("cost rejects bad input with exit code 2 and a precise message") {
 
   CHECK(run({"cost"}).code == 2);
 }
+
+TEST_CASE("run prints the summary table and writes results.json and trace.json with -o") {
+  const auto dir = std::filesystem::temp_directory_path() / "ess-sim-cli-test" / "run-out";
+  std::filesystem::remove_all(dir);
+  const auto r = run({"run", std::string(ESS_SOURCE_DIR) + "/scenarios/llama2-7b-a100-decode.json", "-o", dir.string(),
+                      "--steps", "3"});
+  REQUIRE(r.code == 0);
+  CHECK(r.err.empty());
+  CHECK_THAT(r.out, Catch::Contains("step time") && Catch::Contains("tokens/s") && Catch::Contains("kv_cache"));
+  const auto results = nlohmann::json::parse(std::ifstream(dir / "results.json"));
+  CHECK(results.at("schema") == "ess-sim/results/v1");
+  CHECK(results.at("summary").at("steps") == 3);
+  CHECK(results.at("summary").at("batch_per_gpu") == 1);
+  const auto trace = nlohmann::json::parse(std::ifstream(dir / "trace.json"));
+  CHECK(trace.at("traceEvents").size() > 10);
+}
+
+TEST_CASE("run --json prints results.json and nothing else") {
+  const auto r = run({"run", std::string(ESS_SOURCE_DIR) + "/scenarios/llama2-7b-a100-decode.json", "--json", "--steps",
+                      "2", "--set", "workload.context_length=1024"});
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  CHECK(j.at("steps").at(0).at("context") == 1024);
+}
+
+TEST_CASE("run reports a batch that does not fit with its memory budget and exits 2") {
+  const auto r = run({"run", kScenario, "--set", "workload.batch_per_gpu=40", "--steps", "1"});
+  CHECK(r.code == 2);
+  CHECK(r.out.empty());
+  CHECK_THAT(r.err, Catch::Contains("batch_per_gpu 40 does not fit") && Catch::Contains("weights") &&
+                        Catch::Contains("latent_cache") && Catch::Contains("HBM capacity"));
+}
+
+TEST_CASE("run refuses an output path that is a file, and writes nothing") {
+  const auto file = temp_file("not-a-dir", "x");
+  const auto r = run({"run", std::string(ESS_SOURCE_DIR) + "/scenarios/llama2-7b-a100-decode.json", "-o", file.string(),
+                      "--steps", "1"});
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains(file.string()));
+  CHECK(r.out.empty());
+}
+
+TEST_CASE("run rejects bad arguments with exit code 2") {
+  CHECK(run({"run"}).code == 2);
+  CHECK(run({"run", kScenario, "--steps", "0"}).code == 2);
+  CHECK(run({"run", kScenario, "--trace-steps", "-1"}).code == 2);
+  CHECK(run({"run", "/nonexistent.json"}).code == 2);
+}

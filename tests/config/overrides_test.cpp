@@ -132,10 +132,10 @@ TEST_CASE("a later --set of the same key wins", "[overrides]") {
 }
 
 TEST_CASE("an override creates sections the scenario leaves out", "[overrides]") {
-  const Scenario s = load(minimal_scenario(), sets({"parallelism.tensor_parallel=2", "workload.mtp.depth=2",
+  const Scenario s = load(minimal_scenario(), sets({"parallelism.expert_parallel=4", "workload.mtp.depth=2",
                                                     "workload.mtp.acceptance=1.5", "cache.mode=gpu"}));
-  CHECK(s.parallelism.tensor_parallel == 2);
-  CHECK(s.parallelism.attention_dp == 4);
+  CHECK(s.parallelism.expert_parallel == 4);
+  CHECK(s.parallelism.attention_dp == 8);
   CHECK(s.workload.mtp.depth == 2);
   CHECK(s.resolved["cache"]["mode"]["source"] == "--set cache.mode=gpu");
 }

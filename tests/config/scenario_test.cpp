@@ -425,13 +425,20 @@ TEST_CASE("attention_dp x tensor_parallel must equal the number of GPUs", "[scen
                        config_error(kOrigin, "/parallelism/tensor_parallel", {"tensor_parallel (3) must divide the 8 GPUs"}));
   CHECK_THROWS_MATCHES(load(patched({{"parallelism", {{"tensor_parallel", 16}}}})), ConfigError,
                        config_error(kOrigin, "/parallelism/tensor_parallel", {"must be in [1, 8]"}));
-  const Scenario tp2 = load(patched({{"parallelism", {{"tensor_parallel", 2}}}}));
+  // Tensor parallelism needs a dense model (MoE models run with DP attention and EP).
+  const Scenario tp2 = load(patched({{"model", "llama-3.1-70b"}, {"parallelism", {{"tensor_parallel", 2}}}}));
   CHECK(tp2.parallelism.attention_dp == 4);  // default: GPUs / tensor_parallel
   CHECK(tp2.parallelism.tensor_parallel == 2);
   const Scenario two_nodes = load(patched(json::parse(R"({"hardware": {"preset": "h200-sxm", "nodes": 2},
-                                                       "parallelism": {"attention_dp": 8, "tensor_parallel": 2}})")));
+                                                       "parallelism": {"attention_dp": 16}})")));
   CHECK(two_nodes.hardware.total_gpus() == 16);
   CHECK(two_nodes.parallelism.expert_parallel == 16);
+}
+
+TEST_CASE("MoE models need tensor_parallel 1", "[scenario]") {
+  CHECK_THROWS_MATCHES(load(patched({{"parallelism", {{"tensor_parallel", 2}}}})), ConfigError,
+                       config_error(kOrigin, "/parallelism/tensor_parallel",
+                                    {"deepseek-v3.2-exp is a MoE model", "tensor_parallel must be 1"}));
 }
 
 TEST_CASE("expert_parallel must divide the GPUs and the routed experts", "[scenario]") {

@@ -124,3 +124,28 @@ TEST_CASE("gemm: time never decreases with m, n or k", "[gemm][property]") {
     }
   }
 }
+
+TEST_CASE("grouped_gemm: reads every group's weight once and the rows once", "[gemm]") {
+  const KernelCost c = ess::grouped_gemm({.groups = 4, .m_total = 32, .n = 256, .k = 128, .dtype = DType::fp8},
+                                         ess::test::test_hardware());
+  // flops = 2*32*256*128 = 2,097,152; compute = (2,097,152 + 1e8) / 1e14 = 1.02097152 us
+  CHECK(c.flops.value() == near(2097152.0));
+  CHECK(c.compute.value() == near(1.02097152e-6));
+  // bytes = (32*128 + 4*128*256)*1 + 32*256*2 (bf16 out) = 4,096 + 131,072 + 16,384 = 151,552
+  //       + weight scales 4*4*ceil(128/128)*ceil(256/128) = 32 + row scales 4*32*1 = 128 -> 151,712 B
+  // memory = (151,712 + 1e6) / 5e11 = 2.303424 us; time = 2.303424 + 2 = 4.303424 us
+  CHECK(c.bytes.value() == near(151712.0));
+  CHECK(c.memory.value() == near(2.303424e-6));
+  CHECK(c.time.value() == near(4.303424e-6));
+  CHECK(c.bound == Bound::memory);
+}
+
+TEST_CASE("grouped_gemm: one group equals gemm, and empty shapes are rejected", "[gemm]") {
+  const auto hw = ess::test::test_hardware();
+  const KernelCost one = ess::grouped_gemm({.groups = 1, .m_total = 64, .n = 128, .k = 256, .dtype = DType::bf16}, hw);
+  CHECK(one.time.value() == near(4.229376e-6));  // the first gemm test's shape
+  CHECK_THROWS_AS(ess::grouped_gemm({.groups = 0, .m_total = 1, .n = 1, .k = 1, .dtype = DType::bf16}, hw),
+                  std::invalid_argument);
+  CHECK_THROWS_AS(ess::grouped_gemm({.groups = 1, .m_total = 0, .n = 1, .k = 1, .dtype = DType::bf16}, hw),
+                  std::invalid_argument);
+}

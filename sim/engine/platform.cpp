@@ -1,0 +1,94 @@
+#include "sim/engine/platform.h"
+
+#include <algorithm>
+#include <string>
+
+#include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Link.hpp>
+#include <simgrid/s4u/NetZone.hpp>
+
+namespace ess {
+
+namespace sg4 = simgrid::s4u;
+
+namespace {
+
+// A host of known speed for the CPU sockets; nothing runs on them yet.
+constexpr double kCpuSpeed = 1e9;
+
+sg4::Link* link(sg4::NetZone* zone, const std::string& name, BytesPerSecond bandwidth, Seconds latency) {
+  return zone->create_link(name, bandwidth.value())->set_latency(latency.value())->seal();
+}
+
+void route(sg4::NetZone* zone, sg4::Host* src, sg4::Host* dst, std::vector<sg4::LinkInRoute> links) {
+  zone->add_route(src->get_netpoint(), dst->get_netpoint(), nullptr, nullptr, links, /*symmetrical=*/false);
+}
+
+}  // namespace
+
+Platform build_platform(const Hardware& hw) {
+  Platform p;
+  auto* zone = sg4::create_full_zone("ess");
+  const int per_node = hw.gpu.count;
+  const int world = hw.total_gpus();
+  // Route latency of an all-to-all flow is split evenly over its two ports.
+  const Seconds a2a_half = hw.collectives.alltoall_latency / 2.0;
+  const Seconds nic_half = (hw.network.latency + hw.collectives.alltoall_latency) / 2.0;
+  const Seconds pcie_half = hw.pcie.latency / 2.0;
+
+  for (int r = 0; r < world; ++r) {
+    const std::string name = "gpu" + std::to_string(r);
+    p.gpus.push_back(zone->create_host(name, kGpuSpeed)->seal());
+    Platform::GpuLinks l;
+    l.nvs_up = link(zone, name + "-nvs-up", hw.collectives.alltoall_bandwidth, a2a_half);
+    l.nvs_down = link(zone, name + "-nvs-down", hw.collectives.alltoall_bandwidth, a2a_half);
+    l.nic_up = link(zone, name + "-nic-up", hw.network.bandwidth_per_gpu, nic_half);
+    l.nic_down = link(zone, name + "-nic-down", hw.network.bandwidth_per_gpu, nic_half);
+    l.pcie_h2d = link(zone, name + "-pcie-h2d", hw.pcie.h2d_bandwidth, pcie_half);
+    l.pcie_d2h = link(zone, name + "-pcie-d2h", hw.pcie.d2h_bandwidth, pcie_half);
+    p.links.push_back(l);
+  }
+  const int switches_per_node = per_node / hw.pcie.gpus_per_switch;
+  std::vector<sg4::Link*> sw_h2d;
+  std::vector<sg4::Link*> sw_d2h;
+  for (int n = 0; n < hw.nodes; ++n) {
+    for (int s = 0; s < hw.cpu.sockets; ++s) {
+      p.cpus.push_back(zone->create_host("node" + std::to_string(n) + "-cpu" + std::to_string(s), kCpuSpeed)->seal());
+    }
+    for (int k = 0; k < switches_per_node; ++k) {
+      const std::string name = "node" + std::to_string(n) + "-sw" + std::to_string(k);
+      sw_h2d.push_back(link(zone, name + "-h2d", hw.pcie.switch_uplink_bandwidth, pcie_half));
+      sw_d2h.push_back(link(zone, name + "-d2h", hw.pcie.switch_uplink_bandwidth, pcie_half));
+    }
+  }
+
+  using Dir = sg4::LinkInRoute::Direction;
+  for (int a = 0; a < world; ++a) {
+    for (int b = 0; b < world; ++b) {
+      if (a == b) continue;
+      const auto& la = p.links[static_cast<std::size_t>(a)];
+      const auto& lb = p.links[static_cast<std::size_t>(b)];
+      if (a / per_node == b / per_node) {
+        route(zone, p.gpus[static_cast<std::size_t>(a)], p.gpus[static_cast<std::size_t>(b)],
+              {sg4::LinkInRoute(la.nvs_up, Dir::NONE), sg4::LinkInRoute(lb.nvs_down, Dir::NONE)});
+      } else {
+        route(zone, p.gpus[static_cast<std::size_t>(a)], p.gpus[static_cast<std::size_t>(b)],
+              {sg4::LinkInRoute(la.nic_up, Dir::NONE), sg4::LinkInRoute(lb.nic_down, Dir::NONE)});
+      }
+    }
+    // The GPU's own CPU socket, through its PCIe switch.
+    const int node = a / per_node;
+    const int local = a % per_node;
+    const auto socket = static_cast<std::size_t>(node * hw.cpu.sockets + std::min(local / hw.cpu.gpus_per_socket, hw.cpu.sockets - 1));
+    const auto sw = static_cast<std::size_t>(node * switches_per_node + local / hw.pcie.gpus_per_switch);
+    const auto& l = p.links[static_cast<std::size_t>(a)];
+    route(zone, p.cpus[socket], p.gpus[static_cast<std::size_t>(a)],
+          {sg4::LinkInRoute(sw_h2d[sw], Dir::NONE), sg4::LinkInRoute(l.pcie_h2d, Dir::NONE)});
+    route(zone, p.gpus[static_cast<std::size_t>(a)], p.cpus[socket],
+          {sg4::LinkInRoute(l.pcie_d2h, Dir::NONE), sg4::LinkInRoute(sw_d2h[sw], Dir::NONE)});
+  }
+  zone->seal();
+  return p;
+}
+
+}  // namespace ess

@@ -1,0 +1,341 @@
+#include "sim/graph/decode_step.h"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "models/attention.h"
+#include "models/collective.h"
+#include "models/elementwise.h"
+#include "models/gemm.h"
+#include "models/norm.h"
+
+namespace ess {
+
+namespace {
+
+// Bytes of one fp32 scale per 128 fp8 values of a dispatched token (DeepEP fp8 dispatch).
+constexpr double kFp8GroupSize = 128.0;
+constexpr double kScaleBytes = 4.0;
+
+Op kernel_op(std::string_view name, OpCategory category, const KernelCost& c) {
+  return Op{name, category, c.time, c.flops, c.bytes};
+}
+
+NormKind norm_kind(NormType t) { return t == NormType::rms ? NormKind::rms : NormKind::layer; }
+
+}  // namespace
+
+DecodeStepBuilder::DecodeStepBuilder(const Scenario& scenario, std::int64_t batch_per_gpu)
+    : s_(scenario),
+      m_(scenario.model),
+      hw_(scenario.hardware),
+      batch_(batch_per_gpu),
+      gpus_(scenario.hardware.total_gpus()),
+      tp_(scenario.parallelism.tensor_parallel),
+      ep_(scenario.parallelism.expert_parallel),
+      layers_total_(static_cast<int>(scenario.model.layers) + scenario.workload.mtp.depth - 1) {
+  if (batch_per_gpu < 1) throw std::invalid_argument("DecodeStepBuilder: batch_per_gpu must be >= 1");
+}
+
+std::string_view DecodeStepBuilder::layer_kind(int layer) const {
+  if (layer >= m_.layers) return "mtp";
+  return (m_.moe && layer >= m_.moe->first_dense_layers) ? "moe" : "dense";
+}
+
+std::int64_t DecodeStepBuilder::context_at(int step) const {
+  // Every request gains the accepted tokens of each step (on average; acceptance may be fractional).
+  return s_.workload.context_length +
+         static_cast<std::int64_t>(std::floor(static_cast<double>(step) * s_.workload.mtp.acceptance));
+}
+
+void DecodeStepBuilder::append(std::vector<Segment>& out, int layer, std::string_view label, Op op) {
+  if (out.empty() || out.back().kind != SegmentKind::compute || out.back().layer != layer ||
+      out.back().label != label) {
+    Segment seg;
+    seg.kind = SegmentKind::compute;
+    seg.layer = layer;
+    seg.label = label;
+    out.push_back(std::move(seg));
+  }
+  out.back().duration += op.time;
+  out.back().ops.push_back(op);
+}
+
+void DecodeStepBuilder::close_with_allreduce(std::vector<Segment>& out, int layer, std::string_view label,
+                                             std::int64_t tokens, int replica) const {
+  if (tp_ == 1) return;
+  Segment seg;
+  seg.kind = SegmentKind::allreduce;
+  seg.layer = layer;
+  seg.label = label;
+  seg.group = replica;
+  // The partial sums of the layer output, hidden x activation dtype per token.
+  const Bytes bytes(static_cast<double>(tokens * m_.hidden) * bytes_per_element(m_.activation_dtype));
+  seg.duration = allreduce_time(tp_, bytes, hw_);
+  out.push_back(std::move(seg));
+}
+
+void DecodeStepBuilder::add_embedding(std::vector<Segment>& out, Tokens t) const {
+  // Embedding lookup: gather one row per token.
+  append(out, -1, "embedding",
+         kernel_op("embedding", OpCategory::elementwise,
+                   elementwise({t.total() * m_.hidden, 1, 1, m_.activation_dtype}, hw_)));
+}
+
+void DecodeStepBuilder::add_attention(std::vector<Segment>& out, int layer, Tokens t, std::int64_t context,
+                                      int replica) const {
+  const DType act = m_.activation_dtype;
+  const DType w = m_.weight_dtype;
+  const std::int64_t T = t.total();
+  const std::int64_t heads = m_.attention.heads / tp_;
+  constexpr std::string_view label = "attention";
+  append(out, layer, label, kernel_op("attn_norm", OpCategory::norm, norm({T, m_.hidden, act, norm_kind(m_.norm)}, hw_)));
+
+  if (m_.attention.kind == AttentionKind::mla) {
+    const auto& a = m_.attention.mla;
+    const std::int64_t qk_head = a.qk_nope_head_dim + a.qk_rope_head_dim;
+    // Fused q_a / kv_a down-projection (replicated across TP ranks), then their RMSNorms.
+    append(out, layer, label,
+           kernel_op("q_a_kv_a", OpCategory::gemm,
+                     gemm({T, a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim, m_.hidden, w}, hw_)));
+    append(out, layer, label, kernel_op("q_norm", OpCategory::norm, norm({T, a.q_lora_rank, act, NormKind::rms}, hw_)));
+    append(out, layer, label, kernel_op("kv_norm", OpCategory::norm, norm({T, a.kv_lora_rank, act, NormKind::rms}, hw_)));
+    append(out, layer, label, kernel_op("q_b", OpCategory::gemm, gemm({T, heads * qk_head, a.q_lora_rank, w}, hw_)));
+    std::int64_t selected = context;
+    if (m_.indexer) {
+      const auto& ix = *m_.indexer;
+      append(out, layer, label,
+             kernel_op("indexer_q", OpCategory::gemm, gemm({T, ix.heads * ix.head_dim, a.q_lora_rank, w}, hw_)));
+      // Indexer key projection and per-head weights from the hidden state.
+      append(out, layer, label,
+             kernel_op("indexer_k_w", OpCategory::gemm, gemm({T, ix.head_dim + ix.heads, m_.hidden, w}, hw_)));
+      append(out, layer, label,
+             kernel_op("indexer_score", OpCategory::indexer,
+                       indexer_scoring({t.requests, t.queries_per_request, ix.heads, ix.head_dim, context,
+                                        ix.cache_bytes_per_token},
+                                       hw_)));
+      append(out, layer, label,
+             kernel_op("indexer_topk", OpCategory::indexer, topk({T, context, ix.top_k}, hw_)));
+      selected = std::min(ix.top_k, context);
+    }
+    // Absorbed MLA (FlashMLA decode): queries projected into the latent space per head, attention
+    // over latent entries, then the per-head value up-projection.
+    append(out, layer, label,
+           kernel_op("q_absorb", OpCategory::gemm, gemm({T, heads * a.kv_lora_rank, a.qk_nope_head_dim, act}, hw_)));
+    const MlaShape shape{t.requests, t.queries_per_request, heads, a.kv_lora_rank + a.qk_rope_head_dim, a.kv_lora_rank,
+                         m_.attention.cache_bytes_per_token};
+    const KernelCost attn =
+        m_.indexer ? sparse_mla_attention(shape, selected, hw_) : dense_mla_attention(shape, context, hw_);
+    append(out, layer, label, kernel_op(m_.indexer ? "sparse_mla" : "dense_mla", OpCategory::attention, attn));
+    append(out, layer, label,
+           kernel_op("v_up", OpCategory::gemm, gemm({T, heads * a.v_head_dim, a.kv_lora_rank, act}, hw_)));
+    append(out, layer, label, kernel_op("wo", OpCategory::gemm, gemm({T, m_.hidden, heads * a.v_head_dim, w}, hw_)));
+  } else {
+    const auto& g = m_.attention.gqa;
+    const std::int64_t kv_local = std::max<std::int64_t>(1, g.kv_heads / tp_);
+    append(out, layer, label,
+           kernel_op("qkv", OpCategory::gemm, gemm({T, (heads + 2 * kv_local) * g.head_dim, m_.hidden, w}, hw_)));
+    append(out, layer, label,
+           kernel_op("rope", OpCategory::elementwise,
+                     elementwise({T * (heads + kv_local) * g.head_dim, 1, 1, act}, hw_)));
+    append(out, layer, label,
+           kernel_op("attention", OpCategory::attention,
+                     gqa_attention({t.requests, t.queries_per_request, heads, kv_local, g.head_dim, context,
+                                    m_.attention.cache_dtype, act},
+                                   hw_)));
+    append(out, layer, label, kernel_op("o", OpCategory::gemm, gemm({T, m_.hidden, heads * g.head_dim, w}, hw_)));
+  }
+  close_with_allreduce(out, layer, "attn_allreduce", T, replica);
+  append(out, layer, label,
+         kernel_op("attn_residual", OpCategory::elementwise, elementwise({T * m_.hidden, 2, 1, act}, hw_)));
+}
+
+void DecodeStepBuilder::add_dense_mlp(std::vector<Segment>& out, int layer, Tokens t, int replica) const {
+  const DType act = m_.activation_dtype;
+  const DType w = m_.weight_dtype;
+  const std::int64_t T = t.total();
+  const std::int64_t width = m_.dense_intermediate / tp_;
+  constexpr std::string_view label = "mlp";
+  append(out, layer, label, kernel_op("ffn_norm", OpCategory::norm, norm({T, m_.hidden, act, norm_kind(m_.norm)}, hw_)));
+  append(out, layer, label, kernel_op("gate_up", OpCategory::gemm, gemm({T, 2 * width, m_.hidden, w}, hw_)));
+  append(out, layer, label, kernel_op("act", OpCategory::elementwise, elementwise({T * width, 2, 1, act}, hw_)));
+  append(out, layer, label, kernel_op("down", OpCategory::gemm, gemm({T, m_.hidden, width, w}, hw_)));
+  close_with_allreduce(out, layer, "mlp_allreduce", T, replica);
+  append(out, layer, label,
+         kernel_op("mlp_residual", OpCategory::elementwise, elementwise({T * m_.hidden, 2, 1, act}, hw_)));
+}
+
+void DecodeStepBuilder::add_moe(std::vector<GpuStepPlan>& gpus, int layer, Tokens t, Rng& rng) const {
+  const auto& moe = *m_.moe;
+  const DType act = m_.activation_dtype;
+  const DType w = m_.weight_dtype;
+  const std::int64_t T = t.total();
+  const std::int64_t experts_per_gpu = moe.routed_experts / ep_;
+  const auto G = static_cast<std::size_t>(gpus_);
+
+  // Routing: each token picks experts_per_token distinct experts uniformly at random (a balanced
+  // router with multinomial noise); the token goes to the replica of each expert in its own EP group.
+  std::vector<std::vector<std::int64_t>> pairs(G, std::vector<std::int64_t>(G, 0));  // [src][dst]
+  std::vector<std::int64_t> expert_rows(G * static_cast<std::size_t>(experts_per_gpu), 0);  // [gpu][local expert]
+  std::vector<std::int64_t> picked(static_cast<std::size_t>(moe.experts_per_token));
+  for (std::size_t src = 0; src < G; ++src) {
+    const std::size_t group_start = src / static_cast<std::size_t>(ep_) * static_cast<std::size_t>(ep_);
+    for (std::int64_t tok = 0; tok < T; ++tok) {
+      for (std::int64_t k = 0; k < moe.experts_per_token; ++k) {
+        std::int64_t e = 0;
+        bool fresh = false;
+        while (!fresh) {
+          e = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(moe.routed_experts)));
+          fresh = std::find(picked.begin(), picked.begin() + k, e) == picked.begin() + k;
+        }
+        picked[static_cast<std::size_t>(k)] = e;
+        const std::size_t dst = group_start + static_cast<std::size_t>(e / experts_per_gpu);
+        ++pairs[src][dst];
+        ++expert_rows[dst * static_cast<std::size_t>(experts_per_gpu) + static_cast<std::size_t>(e % experts_per_gpu)];
+      }
+    }
+  }
+
+  // Dispatched tokens are fp8 with one fp32 scale per 128 values; combined outputs are bf16.
+  const double dispatch_bytes = static_cast<double>(m_.hidden) * (1.0 + kScaleBytes / kFp8GroupSize);
+  const double combine_bytes = static_cast<double>(m_.hidden) * bytes_per_element(act);
+  const std::int64_t shared_width = moe.expert_intermediate * moe.shared_experts;
+
+  for (std::size_t g = 0; g < G; ++g) {
+    auto& out = gpus[g].segments;
+    append(out, layer, "moe_in", kernel_op("ffn_norm", OpCategory::norm, norm({T, m_.hidden, act, norm_kind(m_.norm)}, hw_)));
+    append(out, layer, "moe_in",
+           kernel_op("router", OpCategory::gemm, gemm({T, moe.routed_experts, m_.hidden, DType::bf16}, hw_)));
+    append(out, layer, "moe_in",
+           kernel_op("router_topk", OpCategory::elementwise, elementwise({T * moe.routed_experts, 1, 1, DType::fp32}, hw_)));
+    if (shared_width > 0) {
+      append(out, layer, "moe_in",
+             kernel_op("shared_gate_up", OpCategory::gemm, gemm({T, 2 * shared_width, m_.hidden, w}, hw_)));
+      append(out, layer, "moe_in",
+             kernel_op("shared_act", OpCategory::elementwise, elementwise({T * shared_width, 2, 1, act}, hw_)));
+      append(out, layer, "moe_in", kernel_op("shared_down", OpCategory::gemm, gemm({T, m_.hidden, shared_width, w}, hw_)));
+    }
+
+    Segment dispatch;
+    dispatch.kind = SegmentKind::alltoall;
+    dispatch.layer = layer;
+    dispatch.label = "dispatch";
+    dispatch.group = static_cast<int>(g) / ep_;
+    dispatch.send_bytes.assign(G, 0.0);
+    for (std::size_t d = 0; d < G; ++d) dispatch.send_bytes[d] = static_cast<double>(pairs[g][d]) * dispatch_bytes;
+    out.push_back(std::move(dispatch));
+
+    std::int64_t rows = 0;
+    std::int64_t active = 0;
+    for (std::int64_t e = 0; e < experts_per_gpu; ++e) {
+      const auto r = expert_rows[g * static_cast<std::size_t>(experts_per_gpu) + static_cast<std::size_t>(e)];
+      rows += r;
+      active += r > 0 ? 1 : 0;
+    }
+    if (rows > 0) {
+      append(out, layer, "experts",
+             kernel_op("experts_gate_up", OpCategory::gemm,
+                       grouped_gemm({active, rows, 2 * moe.expert_intermediate, m_.hidden, w}, hw_)));
+      append(out, layer, "experts",
+             kernel_op("experts_act", OpCategory::elementwise,
+                       elementwise({rows * moe.expert_intermediate, 2, 1, act}, hw_)));
+      append(out, layer, "experts",
+             kernel_op("experts_down", OpCategory::gemm,
+                       grouped_gemm({active, rows, m_.hidden, moe.expert_intermediate, w}, hw_)));
+    }
+
+    Segment combine;
+    combine.kind = SegmentKind::alltoall;
+    combine.layer = layer;
+    combine.label = "combine";
+    combine.group = static_cast<int>(g) / ep_;
+    combine.send_bytes.assign(G, 0.0);
+    // Expert outputs go back to the GPU each token came from.
+    for (std::size_t src = 0; src < G; ++src) combine.send_bytes[src] = static_cast<double>(pairs[src][g]) * combine_bytes;
+    out.push_back(std::move(combine));
+
+    // Weighted sum of the experts' outputs (plus the shared expert's) and the residual add.
+    append(out, layer, "moe_out",
+           kernel_op("combine_sum", OpCategory::elementwise,
+                     elementwise({T * m_.hidden, static_cast<int>(moe.experts_per_token) + 2, 1, act}, hw_)));
+  }
+}
+
+void DecodeStepBuilder::add_head(std::vector<Segment>& out, int layer, Tokens t) const {
+  const std::int64_t T = t.total();
+  append(out, layer, "head",
+         kernel_op("final_norm", OpCategory::norm, norm({T, m_.hidden, m_.activation_dtype, norm_kind(m_.norm)}, hw_)));
+  // Vocabulary-parallel LM head under TP (each rank computes vocab / tp logits).
+  append(out, layer, "head",
+         kernel_op("lm_head", OpCategory::gemm, gemm({T, m_.vocab / tp_, m_.hidden, m_.activation_dtype}, hw_)));
+  append(out, layer, "head",
+         kernel_op("sampling", OpCategory::elementwise, elementwise({T * (m_.vocab / tp_), 1, 1, DType::fp32}, hw_)));
+}
+
+void DecodeStepBuilder::add_mtp_projection(std::vector<Segment>& out, int layer, Tokens t) const {
+  const std::int64_t T = t.total();
+  const DType act = m_.activation_dtype;
+  // DeepSeek-V3 MTP module: embed the previous token, RMSNorm it and the last hidden state, and
+  // project their concatenation (2 x hidden -> hidden) before the module's transformer layer.
+  append(out, layer, "mtp_in",
+         kernel_op("mtp_embedding", OpCategory::elementwise, elementwise({T * m_.hidden, 1, 1, act}, hw_)));
+  append(out, layer, "mtp_in",
+         kernel_op("mtp_norms", OpCategory::norm, norm({T, 2 * m_.hidden, act, norm_kind(m_.norm)}, hw_)));
+  append(out, layer, "mtp_in", kernel_op("eh_proj", OpCategory::gemm, gemm({T, m_.hidden, 2 * m_.hidden, m_.weight_dtype}, hw_)));
+}
+
+StepPlan DecodeStepBuilder::build(int step, Rng& rng) const {
+  StepPlan plan;
+  plan.step = step;
+  plan.context = context_at(step);
+  plan.gpus.resize(static_cast<std::size_t>(gpus_));
+
+  const auto for_each_gpu = [&](const auto& add) {
+    for (int g = 0; g < gpus_; ++g) add(plan.gpus[static_cast<std::size_t>(g)].segments, g / tp_);
+  };
+  // Segments that are the same on every GPU are built once per replica index and copied.
+  const auto common = [&](const auto& add) {
+    std::vector<Segment> built;
+    int built_for = -1;
+    for_each_gpu([&](std::vector<Segment>& out, int replica) {
+      if (replica != built_for) {
+        built.clear();
+        add(built, replica);
+        built_for = replica;
+      }
+      out.insert(out.end(), built.begin(), built.end());
+    });
+  };
+
+  // Verification pass of the main model: depth query tokens per request.
+  const Tokens main{batch_ * tp_, s_.workload.mtp.depth};
+  common([&](std::vector<Segment>& out, int) { add_embedding(out, main); });
+  for (int layer = 0; layer < m_.layers; ++layer) {
+    common([&](std::vector<Segment>& out, int replica) { add_attention(out, layer, main, plan.context, replica); });
+    if (layer_kind(layer) == "moe") {
+      add_moe(plan.gpus, layer, main, rng);
+    } else {
+      common([&](std::vector<Segment>& out, int replica) { add_dense_mlp(out, layer, main, replica); });
+    }
+  }
+  common([&](std::vector<Segment>& out, int) { add_head(out, -1, main); });
+
+  // Draft passes: MTP module d drafts one more token per request from the previous one.
+  const Tokens draft{batch_ * tp_, 1};
+  for (int d = 1; d < s_.workload.mtp.depth; ++d) {
+    const int layer = static_cast<int>(m_.layers) + d - 1;
+    common([&](std::vector<Segment>& out, int) { add_mtp_projection(out, layer, draft); });
+    common([&](std::vector<Segment>& out, int replica) { add_attention(out, layer, draft, plan.context, replica); });
+    if (m_.moe) {
+      add_moe(plan.gpus, layer, draft, rng);
+    } else {
+      common([&](std::vector<Segment>& out, int replica) { add_dense_mlp(out, layer, draft, replica); });
+    }
+    common([&](std::vector<Segment>& out, int) { add_head(out, layer, draft); });
+  }
+  return plan;
+}
+
+}  // namespace ess

@@ -1,0 +1,66 @@
+// The decode-step operator graph: from the model, parallelism and workload, the segments each GPU
+// executes in one step, priced by the cost models. No SimGrid here: the engine (sim/engine)
+// schedules what this builds.
+//
+// Layout: GPUs are split into attention data-parallel replicas of `tensor_parallel` GPUs each
+// (replica r = GPUs [r*tp, (r+1)*tp)); routed experts are spread over expert-parallel groups of
+// `expert_parallel` GPUs (group g = GPUs [g*ep, (g+1)*ep)), each holding every expert once.
+// Each replica serves batch_per_gpu x tp requests; each request has mtp.depth query tokens.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/config/scenario.h"
+#include "sim/graph/op.h"
+#include "sim/graph/rng.h"
+
+namespace ess {
+
+class DecodeStepBuilder {
+ public:
+  // `batch_per_gpu` is the resolved batch (the scenario's, or the largest that fits).
+  DecodeStepBuilder(const Scenario& scenario, std::int64_t batch_per_gpu);
+
+  [[nodiscard]] int gpus() const { return gpus_; }
+  // Layers with their own weights and caches: the main layers, then the MTP modules in use.
+  [[nodiscard]] int layer_count() const { return layers_total_; }
+  // "dense", "moe" or "mtp" for each layer index.
+  [[nodiscard]] std::string_view layer_kind(int layer) const;
+  // Cached tokens per request at the start of step `step` (grows by the accepted tokens).
+  [[nodiscard]] std::int64_t context_at(int step) const;
+
+  // The plan of step `step`; `rng` drives the MoE routing (one stream per step is advised).
+  [[nodiscard]] StepPlan build(int step, Rng& rng) const;
+
+ private:
+  struct Tokens {
+    std::int64_t requests;             // requests of the replica this GPU serves
+    std::int64_t queries_per_request;  // query tokens per request in this pass
+    [[nodiscard]] std::int64_t total() const { return requests * queries_per_request; }
+  };
+
+  void add_embedding(std::vector<Segment>& out, Tokens t) const;
+  void add_attention(std::vector<Segment>& out, int layer, Tokens t, std::int64_t context, int replica) const;
+  void add_dense_mlp(std::vector<Segment>& out, int layer, Tokens t, int replica) const;
+  void add_head(std::vector<Segment>& out, int layer, Tokens t) const;
+  void add_mtp_projection(std::vector<Segment>& out, int layer, Tokens t) const;
+  // The MoE block of one layer for every GPU at once (the routing couples them).
+  void add_moe(std::vector<GpuStepPlan>& gpus, int layer, Tokens t, Rng& rng) const;
+
+  // Appends `op` to the open compute segment of `out`, opening one labelled `label` if needed.
+  static void append(std::vector<Segment>& out, int layer, std::string_view label, Op op);
+  void close_with_allreduce(std::vector<Segment>& out, int layer, std::string_view label, std::int64_t tokens,
+                            int replica) const;
+
+  const Scenario& s_;
+  const ModelConfig& m_;
+  const Hardware& hw_;
+  std::int64_t batch_;
+  int gpus_;
+  int tp_;
+  int ep_;
+  int layers_total_;
+};
+
+}  // namespace ess

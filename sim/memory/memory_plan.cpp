@@ -1,0 +1,220 @@
+#include "sim/memory/memory_plan.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+
+#include "sim/config/quantity.h"
+
+namespace ess {
+
+namespace {
+
+// DeepSeek-V3 fp8 weights carry one fp32 scale per 128 x 128 block (config.json
+// quantization_config.weight_block_size).
+constexpr std::int64_t kScaleBlock = 128;
+constexpr double kScaleBytes = 4.0;
+// Live hidden-size activation buffers during a layer (residual stream, normed input, attention
+// output, MLP output, MoE input and output): an estimate.
+constexpr double kLiveHiddenBuffers = 6.0;
+
+double d(std::int64_t v) { return static_cast<double>(v); }
+
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+
+// One weight matrix of k x n in `dtype`, with block scales when fp8.
+double matrix(std::int64_t k, std::int64_t n, DType dtype) {
+  double b = d(k) * d(n) * bytes_per_element(dtype);
+  if (dtype == DType::fp8) b += kScaleBytes * d(ceil_div(k, kScaleBlock)) * d(ceil_div(n, kScaleBlock));
+  return b;
+}
+
+double norm_weights(std::int64_t width, DType act) { return d(width) * bytes_per_element(act); }
+
+double attention_weights(const ModelConfig& m, int tp) {
+  const DType w = m.weight_dtype;
+  const DType act = m.activation_dtype;
+  const std::int64_t heads = m.attention.heads / tp;
+  double b = norm_weights(m.hidden, act);
+  if (m.attention.kind == AttentionKind::mla) {
+    const auto& a = m.attention.mla;
+    b += matrix(m.hidden, a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim, w);    // q_a, kv_a (replicated)
+    b += norm_weights(a.q_lora_rank + a.kv_lora_rank, act);                            // q_norm, kv_norm
+    b += matrix(a.q_lora_rank, heads * (a.qk_nope_head_dim + a.qk_rope_head_dim), w);  // q_b
+    b += matrix(a.kv_lora_rank, heads * (a.qk_nope_head_dim + a.v_head_dim), w);       // kv_b (absorbed)
+    b += matrix(heads * a.v_head_dim, m.hidden, w);                                    // wo
+    if (m.indexer) {
+      const auto& ix = *m.indexer;
+      b += matrix(a.q_lora_rank, ix.heads * ix.head_dim, w);  // indexer wq_b
+      b += matrix(m.hidden, ix.head_dim, w);                  // indexer wk
+      b += matrix(m.hidden, ix.heads, DType::bf16);           // indexer weights_proj
+      b += 2 * norm_weights(ix.head_dim, act);                // indexer k_norm (LayerNorm)
+    }
+  } else {
+    const auto& g = m.attention.gqa;
+    const std::int64_t kv_local = std::max<std::int64_t>(1, g.kv_heads / tp);
+    b += matrix(m.hidden, (heads + 2 * kv_local) * g.head_dim, w);  // qkv
+    b += matrix(heads * g.head_dim, m.hidden, w);                   // o
+  }
+  return b;
+}
+
+double dense_mlp_weights(const ModelConfig& m, int tp) {
+  const std::int64_t width = m.dense_intermediate / tp;
+  return norm_weights(m.hidden, m.activation_dtype) + 2 * matrix(m.hidden, width, m.weight_dtype) +
+         matrix(width, m.hidden, m.weight_dtype);
+}
+
+double moe_weights(const ModelConfig& m, int ep) {
+  const auto& e = *m.moe;
+  const double expert = 2 * matrix(m.hidden, e.expert_intermediate, m.weight_dtype) +
+                        matrix(e.expert_intermediate, m.hidden, m.weight_dtype);
+  return norm_weights(m.hidden, m.activation_dtype) + matrix(m.hidden, e.routed_experts, DType::bf16) +  // router
+         d(e.shared_experts) * expert + d(e.routed_experts / ep) * expert;
+}
+
+std::string gb(Bytes b) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.3f GB", b.value() / 1e9);
+  return buf;
+}
+
+}  // namespace
+
+Bytes MemoryBudget::used() const {
+  Bytes total;
+  for (const auto& l : lines) total += l.bytes;
+  return total;
+}
+
+Bytes MemoryBudget::line(const std::string& name) const {
+  for (const auto& l : lines) {
+    if (l.name == name) return l.bytes;
+  }
+  return Bytes(0.0);
+}
+
+std::string MemoryBudget::report() const {
+  std::string out;
+  char buf[256];
+  for (const auto& l : lines) {
+    std::snprintf(buf, sizeof buf, "  %-16s %14s  %s\n", l.name.c_str(), gb(l.bytes).c_str(), l.detail.c_str());
+    out += buf;
+  }
+  std::snprintf(buf, sizeof buf, "  %-16s %14s\n  %-16s %14s  (%s)\n", "total", gb(used()).c_str(), "HBM capacity",
+                gb(capacity).c_str(), fits() ? "fits" : "does not fit");
+  out += buf;
+  return out;
+}
+
+std::int64_t cache_tokens(const Scenario& s) {
+  return s.workload.context_length + s.workload.decode_steps * s.workload.mtp.depth;
+}
+
+Bytes weight_bytes_per_gpu(const Scenario& s) {
+  const ModelConfig& m = s.model;
+  const int tp = s.parallelism.tensor_parallel;
+  const int ep = s.parallelism.expert_parallel;
+  const int mtp_used = s.workload.mtp.depth - 1;
+  double b = 0.0;
+  for (std::int64_t layer = 0; layer < m.layers + mtp_used; ++layer) {
+    b += attention_weights(m, tp);
+    const bool moe = m.moe && (layer >= m.layers || layer >= m.moe->first_dense_layers);
+    b += moe ? moe_weights(m, ep) : dense_mlp_weights(m, tp);
+  }
+  // Each MTP module adds two RMSNorms and the 2 x hidden -> hidden projection.
+  b += d(mtp_used) * (2 * norm_weights(m.hidden, m.activation_dtype) + matrix(2 * m.hidden, m.hidden, m.weight_dtype));
+  // Embedding and LM head (vocabulary-parallel under TP), final norm.
+  b += 2 * matrix(m.vocab / tp, m.hidden, m.activation_dtype) + norm_weights(m.hidden, m.activation_dtype);
+  return Bytes(b);
+}
+
+Bytes kv_cache_bytes_per_request(const Scenario& s, std::int64_t tokens) {
+  const ModelConfig& m = s.model;
+  const auto layers = d(m.layers + s.workload.mtp.depth - 1);
+  double per_token = m.attention.cache_bytes_per_token.value();
+  if (m.attention.kind == AttentionKind::gqa) {
+    // KV heads are split over TP ranks (replicated when there are fewer heads than ranks).
+    const std::int64_t kv_local = std::max<std::int64_t>(1, m.attention.gqa.kv_heads / s.parallelism.tensor_parallel);
+    per_token = 2.0 * d(kv_local * m.attention.gqa.head_dim) * bytes_per_element(m.attention.cache_dtype);
+  }
+  // MLA's latent is shared by all heads, so every TP rank holds all of it.
+  return Bytes(layers * d(tokens) * per_token);
+}
+
+Bytes indexer_cache_bytes_per_request(const Scenario& s, std::int64_t tokens) {
+  if (!s.model.indexer) return Bytes(0.0);
+  const auto layers = d(s.model.layers + s.workload.mtp.depth - 1);
+  return Bytes(layers * d(tokens) * s.model.indexer->cache_bytes_per_token.value());
+}
+
+MemoryBudget plan_memory(const Scenario& s, std::int64_t batch) {
+  const ModelConfig& m = s.model;
+  const int tp = s.parallelism.tensor_parallel;
+  const std::int64_t requests = batch * tp;  // requests of the replica, all cached on each of its GPUs
+  const std::int64_t tokens = cache_tokens(s);
+  const std::int64_t T = requests * s.workload.mtp.depth;  // query tokens per forward pass
+  const DType act = m.activation_dtype;
+
+  MemoryBudget b;
+  b.capacity = s.hardware.gpu.hbm_capacity;
+  b.lines.push_back({"weights", weight_bytes_per_gpu(s),
+                     "tp " + std::to_string(tp) + ", ep " + std::to_string(s.parallelism.expert_parallel) +
+                         (m.weight_dtype == DType::fp8 ? ", fp8 with 128x128 block scales" : "")});
+  const Bytes kv = kv_cache_bytes_per_request(s, tokens) * d(requests);
+  const std::string per_request = std::to_string(requests) + " requests x " + std::to_string(tokens) +
+                                  " tokens x " + std::to_string(m.layers + s.workload.mtp.depth - 1) + " layers";
+  b.lines.push_back({m.attention.kind == AttentionKind::mla ? "latent_cache" : "kv_cache", kv, per_request});
+  if (m.indexer) {
+    b.lines.push_back({"indexer_cache", indexer_cache_bytes_per_request(s, tokens) * d(requests), per_request});
+  }
+
+  // Activations (an estimate): a few live hidden-size buffers, the widest intermediate, the
+  // indexer logits and top-k, the MoE dispatch/combine buffers and the LM head logits.
+  double widest = d(m.dense_intermediate / tp) * 2;
+  if (m.attention.kind == AttentionKind::mla) {
+    const auto& a = m.attention.mla;
+    const std::int64_t heads = m.attention.heads / tp;
+    widest = std::max({widest, d(heads * (a.qk_nope_head_dim + a.qk_rope_head_dim)), d(heads * a.kv_lora_rank)});
+  }
+  double act_bytes = d(T) * (kLiveHiddenBuffers * d(m.hidden) + 2 * widest) * bytes_per_element(act);
+  if (m.indexer) act_bytes += d(T) * (d(tokens) + d(m.indexer->top_k)) * 4.0;  // fp32 logits, int32 indices
+  if (m.moe) {
+    const double pairs = d(T) * d(m.moe->experts_per_token);
+    act_bytes += pairs * d(m.hidden) * (1.0 + bytes_per_element(act)) +             // dispatch (fp8), combine
+                 pairs * 2.0 * d(m.moe->expert_intermediate) * bytes_per_element(act);  // expert intermediates
+  }
+  act_bytes += d(T) * d(m.vocab / tp) * 4.0;  // fp32 logits
+  b.lines.push_back({"activations", Bytes(act_bytes), std::to_string(T) + " query tokens per pass (estimate)"});
+  b.lines.push_back({"runtime", s.memory.runtime_overhead, "memory.runtime_overhead"});
+  b.lines.push_back({"reserve", b.capacity * s.memory.reserve_fraction,
+                     "memory.reserve = " + shortest_number(s.memory.reserve_fraction) + " of HBM"});
+  return b;
+}
+
+std::int64_t resolve_batch(const Scenario& s) {
+  if (s.workload.batch_per_gpu) {
+    const MemoryBudget b = plan_memory(s, *s.workload.batch_per_gpu);
+    if (!b.fits()) {
+      throw CapacityError("batch_per_gpu " + std::to_string(*s.workload.batch_per_gpu) + " does not fit in " +
+                          s.hardware.name + " HBM (per GPU):\n" + b.report() +
+                          "Use a smaller batch or \"max\" for the largest that fits.");
+    }
+    return *s.workload.batch_per_gpu;
+  }
+  const MemoryBudget one = plan_memory(s, 1);
+  if (!one.fits()) {
+    throw CapacityError("not even one request per GPU fits in " + s.hardware.name + " HBM (per GPU):\n" + one.report());
+  }
+  // Memory grows with the batch, so the largest batch that fits is found by bisection.
+  std::int64_t lo = 1;          // fits
+  std::int64_t hi = 1 << 20;    // the loader's bound on batch_per_gpu
+  if (plan_memory(s, hi).fits()) return hi;
+  while (hi - lo > 1) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    (plan_memory(s, mid).fits() ? lo : hi) = mid;
+  }
+  return lo;
+}
+
+}  // namespace ess

@@ -1,0 +1,182 @@
+#include "sim/metrics/results.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+
+namespace ess {
+
+namespace {
+
+constexpr std::array<OpCategory, kOpCategoryCount> kCategories = {
+    OpCategory::gemm,        OpCategory::attention,  OpCategory::indexer,  OpCategory::norm,
+    OpCategory::elementwise, OpCategory::collective, OpCategory::transfer,
+};
+
+double percentile(std::vector<double> sorted, double p) {
+  // Nearest rank: the smallest value with at least p of the samples at or below it.
+  const auto n = sorted.size();
+  const auto rank = static_cast<std::size_t>(std::ceil(p * static_cast<double>(n)));
+  return sorted[std::clamp<std::size_t>(rank, 1, n) - 1];
+}
+
+// Idle of one GPU in one step: the step time not spent in any category (waiting at collectives
+// for the other GPUs, or finishing before the slowest GPU).
+double idle_of(const GpuStepTimes& g, double step_time) {
+  const double busy = std::accumulate(g.busy.begin(), g.busy.end(), 0.0);
+  return std::max(0.0, step_time - busy);
+}
+
+nlohmann::ordered_json categories_json(const CategoryTimes& busy, double idle) {
+  nlohmann::ordered_json j;
+  for (auto c : kCategories) j[std::string(to_string(c))] = busy[static_cast<std::size_t>(c)];
+  j["idle"] = idle;
+  return j;
+}
+
+double mean(const std::vector<double>& v) {
+  return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+}
+
+std::string fmt(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+}  // namespace
+
+StepStats step_stats(const std::vector<double>& t) {
+  StepStats s;
+  if (t.empty()) return s;
+  std::vector<double> sorted = t;
+  std::sort(sorted.begin(), sorted.end());
+  s.mean = mean(t);
+  s.p50 = percentile(sorted, 0.50);
+  s.p99 = percentile(sorted, 0.99);
+  s.min = sorted.front();
+  s.max = sorted.back();
+  return s;
+}
+
+nlohmann::ordered_json time_by_category(const RunResult& r) {
+  CategoryTimes busy{};
+  double idle = 0.0;
+  double n = 0.0;
+  for (std::size_t s = 0; s < r.gpu_steps.size(); ++s) {
+    for (const auto& g : r.gpu_steps[s]) {
+      for (std::size_t c = 0; c < busy.size(); ++c) busy[c] += g.busy[c];
+      idle += idle_of(g, r.step_time[s]);
+      n += 1.0;
+    }
+  }
+  for (auto& b : busy) b /= n;
+  return categories_json(busy, idle / n);
+}
+
+nlohmann::ordered_json results_json(const Scenario& s, const RunResult& r, const std::string& version,
+                                    const std::string& scenario_sha256) {
+  const StepStats st = step_stats(r.step_time);
+  const double acceptance = s.workload.mtp.acceptance;
+  const double per_gpu = static_cast<double>(r.batch_per_gpu) * acceptance / st.mean;
+
+  nlohmann::ordered_json j;
+  j["schema"] = kResultsSchema;
+  j["ess_sim_version"] = version;
+  j["scenario_sha256"] = scenario_sha256;
+  j["scenario"] = {{"name", s.name}, {"file", s.origin}};
+  j["seed"] = s.seed;
+
+  nlohmann::ordered_json sum;
+  sum["model"] = s.model.name;
+  sum["hardware"] = s.hardware.name;
+  sum["gpus"] = r.gpus;
+  sum["gpus_per_node"] = s.hardware.gpu.count;
+  sum["parallelism"] = {{"attention_dp", s.parallelism.attention_dp},
+                        {"tensor_parallel", s.parallelism.tensor_parallel},
+                        {"expert_parallel", s.parallelism.expert_parallel}};
+  sum["batch_per_gpu"] = r.batch_per_gpu;
+  sum["batch_is_max"] = !s.workload.batch_per_gpu.has_value();
+  sum["context_length"] = s.workload.context_length;
+  sum["mtp_depth"] = s.workload.mtp.depth;
+  sum["accepted_tokens_per_step"] = acceptance;
+  sum["steps"] = r.steps;
+  sum["step_time_s"] = {{"mean", st.mean}, {"p50", st.p50}, {"p99", st.p99}, {"min", st.min}, {"max", st.max}};
+  // Throughput = GPUs x batch per GPU x accepted tokens per step / mean step time.
+  sum["tokens_per_s_per_gpu"] = per_gpu;
+  sum["tokens_per_s_node"] = per_gpu * s.hardware.gpu.count;
+  sum["tokens_per_s_total"] = per_gpu * r.gpus;
+  sum["otps_per_request"] = acceptance / st.mean;
+  nlohmann::ordered_json mem;
+  mem["hbm_capacity"] = r.memory.capacity.value();
+  for (const auto& line : r.memory.lines) mem[line.name] = line.bytes.value();
+  mem["free"] = r.memory.free().value();
+  sum["memory_gpu_bytes"] = mem;
+  sum["time_by_category_s"] = time_by_category(r);
+  sum["simgrid_activities"] = r.activities;
+  j["summary"] = sum;
+
+  auto& steps = j["steps"] = nlohmann::ordered_json::array();
+  for (std::size_t k = 0; k < r.step_time.size(); ++k) {
+    CategoryTimes busy{};
+    double idle = 0.0;
+    for (const auto& g : r.gpu_steps[k]) {
+      for (std::size_t c = 0; c < busy.size(); ++c) busy[c] += g.busy[c] / r.gpus;
+      idle += idle_of(g, r.step_time[k]) / r.gpus;
+    }
+    steps.push_back({{"step", k}, {"context", r.step_context[k]}, {"time_s", r.step_time[k]},
+                     {"by_category_s", categories_json(busy, idle)}});
+  }
+
+  auto& layers = j["layers"] = nlohmann::ordered_json::array();
+  const double samples = static_cast<double>(r.steps) * r.gpus;  // per step per GPU averages
+  for (std::size_t l = 0; l < r.layers.size(); ++l) {
+    const auto& lt = r.layers[l];
+    CategoryTimes busy{};
+    for (std::size_t c = 0; c < busy.size(); ++c) busy[c] = lt.busy[c] / samples;
+    const double time = std::accumulate(busy.begin(), busy.end(), 0.0) + lt.wait / samples;
+    const bool head = lt.kind == "head";
+    layers.push_back({{"layer", head ? -1 : static_cast<int>(l)},
+                      {"kind", lt.kind},
+                      {"time_s", time},
+                      {"by_category_s", categories_json(busy, lt.wait / samples)},
+                      {"flops", lt.flops.value() / samples},
+                      {"hbm_bytes", lt.bytes.value() / samples}});
+  }
+  return j;
+}
+
+std::string results_table(const Scenario& s, const RunResult& r) {
+  const StepStats st = step_stats(r.step_time);
+  const double acceptance = s.workload.mtp.acceptance;
+  const double per_gpu = static_cast<double>(r.batch_per_gpu) * acceptance / st.mean;
+  std::string out;
+  out += (s.name.empty() ? s.origin : s.name) + ": " + s.model.name + " on " + std::to_string(r.gpus) + " x " +
+         s.hardware.name + " (attention DP" + std::to_string(s.parallelism.attention_dp) + " x TP" +
+         std::to_string(s.parallelism.tensor_parallel) + ", EP" + std::to_string(s.parallelism.expert_parallel) + ")\n";
+  out += "  context " + std::to_string(s.workload.context_length) + " tokens, MTP depth " +
+         std::to_string(s.workload.mtp.depth) + " (" + fmt("%.2f", acceptance) + " accepted per step), " +
+         std::to_string(r.steps) + " steps\n\n";
+  out += "  batch per GPU     " + std::to_string(r.batch_per_gpu) +
+         (s.workload.batch_per_gpu ? "\n" : "  (largest that fits)\n");
+  out += "  step time         mean " + fmt("%.3f", st.mean * 1e3) + " ms   p50 " + fmt("%.3f", st.p50 * 1e3) +
+         " ms   p99 " + fmt("%.3f", st.p99 * 1e3) + " ms\n";
+  out += "  throughput        " + fmt("%.0f", per_gpu * s.hardware.gpu.count) + " tokens/s per node, " +
+         fmt("%.1f", per_gpu) + " per GPU, " + fmt("%.2f", acceptance / st.mean) + " per request\n\n";
+  out += "  memory per GPU (GB)\n";
+  for (const auto& line : r.memory.lines) out += "    " + line.name + std::string(16 - std::min<std::size_t>(15, line.name.size()), ' ') + fmt("%8.2f", line.bytes.value() / 1e9) + "\n";
+  out += "    free            " + fmt("%8.2f", r.memory.free().value() / 1e9) + "   of " +
+         fmt("%.2f", r.memory.capacity.value() / 1e9) + " HBM\n\n";
+  out += "  time per step, mean over GPUs (ms)\n";
+  const auto cats = time_by_category(r);
+  for (const auto& [name, v] : cats.items()) {
+    const double ms = v.get<double>() * 1e3;
+    out += "    " + name + std::string(16 - std::min<std::size_t>(15, name.size()), ' ') + fmt("%8.3f", ms) + "  " +
+           fmt("%5.1f", st.mean > 0 ? v.get<double>() / st.mean * 100.0 : 0.0) + "%\n";
+  }
+  return out;
+}
+
+}  // namespace ess

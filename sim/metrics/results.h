@@ -1,0 +1,38 @@
+// Turning a run into what users read: results.json (schema "ess-sim/results/v1") and a table.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/config/scenario.h"
+#include "sim/engine/simulation.h"
+
+namespace ess {
+
+inline constexpr const char* kResultsSchema = "ess-sim/results/v1";
+
+struct StepStats {
+  double mean = 0.0;
+  double p50 = 0.0;
+  double p99 = 0.0;
+  double min = 0.0;
+  double max = 0.0;
+};
+
+// Nearest-rank percentiles of the step times.
+[[nodiscard]] StepStats step_stats(const std::vector<double>& step_times);
+
+// Mean over steps and GPUs of the time in each category, idle included; the values sum to the
+// mean step time. Keys: gemm, attention, indexer, norm, elementwise, collectives, transfers, idle.
+[[nodiscard]] nlohmann::ordered_json time_by_category(const RunResult& r);
+
+// The whole results document. `version` is ess-sim's version; `scenario_sha256` identifies the
+// resolved scenario (the text `ess-sim check` prints).
+[[nodiscard]] nlohmann::ordered_json results_json(const Scenario& s, const RunResult& r, const std::string& version,
+                                                  const std::string& scenario_sha256);
+
+// The human summary printed by `ess-sim run`.
+[[nodiscard]] std::string results_table(const Scenario& s, const RunResult& r);
+
+}  // namespace ess

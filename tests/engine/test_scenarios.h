@@ -1,0 +1,53 @@
+// Tiny scenarios with round numbers, so that a step time can be worked out by hand.
+#pragma once
+
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/config/scenario.h"
+
+namespace ess::test {
+
+// A GPU on which every kernel costs its 10 us overhead plus a roofline term below 1e-10 s
+// (1e18 B/s HBM, 1e21 FLOP/s): step times are 10 us per kernel plus the collectives.
+inline nlohmann::json overhead_only_hardware(int gpus) {
+  const auto roof = [](const char* overhead) {
+    return nlohmann::json{{"compute_efficiency", 1.0}, {"compute_ramp", 0}, {"memory_efficiency", 1.0},
+                          {"memory_ramp", "0B"}, {"kernel_overhead", overhead}};
+  };
+  return {
+      {"name", "overhead-only"},
+      {"gpu",
+       {{"kind", "TestGPU"}, {"count", gpus}, {"sm_count", 100}, {"hbm_capacity", "100GB"}, {"hbm_bandwidth", "1000000TB/s"},
+        {"peak_compute", {{"fp32", "1000000PFLOP/s"}, {"bf16", "1000000PFLOP/s"}, {"fp16", "1000000PFLOP/s"}, {"fp8", "1000000PFLOP/s"}}}}},
+      {"pcie",
+       {{"generation", 5}, {"h2d_bandwidth", "50GB/s"}, {"d2h_bandwidth", "50GB/s"}, {"latency", "1us"},
+        {"h2d_call_overhead", "1us"}, {"d2h_call_overhead", "1us"}, {"gpus_per_switch", 1}, {"switch_uplink_bandwidth", "50GB/s"}}},
+      {"nvlink", {{"bandwidth", "100GB/s"}, {"latency", "1us"}}},
+      {"network", {{"bandwidth_per_gpu", "10GB/s"}, {"latency", "5us"}}},
+      {"cpu", {{"sockets", 1}, {"gpus_per_socket", gpus}, {"dram_capacity_per_socket", "1TB"}, {"dram_bandwidth_per_socket", "100GB/s"}}},
+      {"kernels", {{"gemm", roof("10us")}, {"attention", roof("10us")}, {"indexer", roof("10us")}, {"memory_bound", roof("10us")}, {"topk_passes", 1}}},
+      {"collectives",
+       {{"allreduce_bus_bandwidth", "1GB/s"}, {"allreduce_latency", "20us"}, {"alltoall_bandwidth", "1GB/s"}, {"alltoall_latency", "10us"}}},
+  };
+}
+
+// One GQA layer, hidden 4096; with `moe` a MoE layer of 2 experts where every token picks both
+// (top-2 of 2: the routing is deterministic).
+inline nlohmann::json one_layer_model(bool moe) {
+  nlohmann::json m = {
+      {"name", moe ? "one-layer-moe" : "one-layer-dense"}, {"layers", 1}, {"hidden", 4096}, {"vocab", 1000},
+      {"dense_intermediate", 8192}, {"norm", "rms"}, {"weight_dtype", "bf16"}, {"activation_dtype", "bf16"},
+      {"attention", {{"kind", "gqa"}, {"heads", 32}, {"kv_heads", 8}, {"head_dim", 128}, {"cache_dtype", "bf16"}}},
+  };
+  if (moe) {
+    m["moe"] = {{"routed_experts", 2}, {"shared_experts", 0}, {"experts_per_token", 2}, {"expert_intermediate", 1024},
+                {"first_dense_layers", 0}};
+  }
+  return m;
+}
+
+inline Scenario load(const nlohmann::json& doc) { return load_scenario_text(doc.dump(), "test-scenario.json"); }
+
+}  // namespace ess::test
