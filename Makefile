@@ -3,15 +3,19 @@ PRESET ?= release
 BUILD  := build/$(PRESET)
 SCENARIO ?= scenarios/dsv32-baseline-32k.json
 
-.PHONY: build run test asan clean
+.PHONY: build run test asan bench clean
 
 build:
 	cmake --preset $(PRESET)
 	cmake --build --preset $(PRESET)
 
-# The main job on a bundled scenario (until `ess-sim run` exists: validate and print it resolved).
+# The main job on a bundled scenario: simulate it, print the summary, write results and trace.
 run: build
-	./$(BUILD)/ess-sim check $(SCENARIO)
+	./$(BUILD)/ess-sim run $(SCENARIO) -o out/$(notdir $(basename $(SCENARIO)))
+
+# Simulator speed (a benchmark, not a test): wall time per step and activities per second.
+bench: build
+	./$(BUILD)/ess-sim bench scenarios/dsv32-baseline-128k.json
 
 test: build
 	ctest --preset $(PRESET)

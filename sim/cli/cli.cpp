@@ -29,6 +29,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   add_check_command(app, action);
   add_presets_command(app, action);
   add_cost_command(app, action);
+  add_bench_command(app, action);
 
   std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 consumes from the back
   try {

@@ -66,16 +66,24 @@ TraceTrack ChromeTrace::track(const std::string& process, const std::string& thr
   const int pid = process_id(process);
   Process& p = processes_[static_cast<std::size_t>(pid - 1)];
   if (const auto found = p.tids.find(thread); found != p.tids.end()) return TraceTrack{pid, found->second};
-  p.threads.push_back(thread);
-  const int tid = static_cast<int>(p.threads.size());
+  // Unique over the whole trace, not per process: Perfetto versions before 2025 matched thread
+  // names by tid alone (google/perfetto#363).
+  const int tid = ++thread_count_;
+  p.threads.emplace_back(thread, tid);
   p.tids.emplace(thread, tid);
   return TraceTrack{pid, tid};
 }
 
 void ChromeTrace::slice(TraceTrack t, const std::string& name, const std::string& category, double start_s,
                         double duration_s, const ordered_json& args) {
-  if (t.pid < 1 || static_cast<std::size_t>(t.pid) > processes_.size() || t.tid < 1 ||
-      static_cast<std::size_t>(t.tid) > processes_[static_cast<std::size_t>(t.pid - 1)].threads.size()) {
+  const auto known = [&] {
+    if (t.pid < 1 || static_cast<std::size_t>(t.pid) > processes_.size()) return false;
+    for (const auto& [thread_name, tid] : processes_[static_cast<std::size_t>(t.pid - 1)].threads) {
+      if (tid == t.tid) return true;
+    }
+    return false;
+  };
+  if (!known()) {
     throw std::invalid_argument("ChromeTrace: slice on a track not made by track(): pid " + std::to_string(t.pid) +
                                 ", tid " + std::to_string(t.tid));
   }
@@ -139,9 +147,8 @@ std::string ChromeTrace::to_json() const {
     const Process& process = processes_[p];
     append(serialize(metadata_event("process_name", pid, 0, {{"name", process.name}})));
     append(serialize(metadata_event("process_sort_index", pid, 0, {{"sort_index", pid}})));
-    for (std::size_t t = 0; t < process.threads.size(); ++t) {
-      const int tid = static_cast<int>(t + 1);
-      append(serialize(metadata_event("thread_name", pid, tid, {{"name", process.threads[t]}})));
+    for (const auto& [name, tid] : process.threads) {
+      append(serialize(metadata_event("thread_name", pid, tid, {{"name", name}})));
       append(serialize(metadata_event("thread_sort_index", pid, tid, {{"sort_index", tid}})));
     }
   }

@@ -62,8 +62,8 @@ class ChromeTrace {
  private:
   struct Process {
     std::string name;
-    std::vector<std::string> threads;   // index tid - 1
-    std::map<std::string, int> tids;    // thread name -> tid
+    std::vector<std::pair<std::string, int>> threads;  // (name, tid) in order of first use
+    std::map<std::string, int> tids;                   // thread name -> tid
   };
 
   int process_id(const std::string& process);
@@ -72,6 +72,7 @@ class ChromeTrace {
   std::map<std::string, int> pids_;     // process name -> pid
   std::vector<std::string> events_;     // X and C events, each serialized when added
   std::size_t slice_count_ = 0;
+  int thread_count_ = 0;  // tids are unique across the whole trace (older Perfetto mixes up equal tids)
   nlohmann::ordered_json metadata_ = nlohmann::ordered_json::object();
 };
 
