@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "models/check.h"
+
 namespace ess {
 
 namespace {
@@ -61,6 +63,28 @@ BytesPerSecond effective_bandwidth(CopyDirection dir, Bytes total, std::int64_t 
   // An empty copy moves nothing; returning 0 also avoids 0/0 when overheads and latency are 0.
   if (total.value() == 0.0) return BytesPerSecond(0.0);
   return total / t;
+}
+
+}  // namespace ess
+
+namespace ess {
+
+BytesPerSecond gather_rate(CopyDirection dir, const PcieSpec& pcie) {
+  const bool h2d = dir == CopyDirection::h2d;
+  const BytesPerSecond bandwidth = h2d ? pcie.h2d_bandwidth : pcie.d2h_bandwidth;
+  const double efficiency = h2d ? pcie.gather_h2d_efficiency : pcie.gather_d2h_efficiency;
+  check::positive("", h2d ? "hardware.pcie.h2d_bandwidth" : "hardware.pcie.d2h_bandwidth", bandwidth.value(), "B/s");
+  if (!(efficiency > 0.0 && efficiency <= 1.0)) {
+    throw std::invalid_argument(std::string(h2d ? "hardware.pcie.gather_h2d_efficiency" : "hardware.pcie.gather_d2h_efficiency") +
+                                " must be in (0, 1] (got " + check::number(efficiency) + ")");
+  }
+  return bandwidth * efficiency;
+}
+
+Seconds gather_time(CopyDirection dir, Bytes total, const PcieSpec& pcie) {
+  check::non_negative("gather_time", "total", total.value(), "B");
+  check::non_negative("", "hardware.pcie.latency", pcie.latency.value(), "s");
+  return pcie.latency + total / gather_rate(dir, pcie);
 }
 
 }  // namespace ess

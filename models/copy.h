@@ -49,3 +49,20 @@ enum class CopyDirection { h2d, d2h };
                                                  std::int64_t chunks, const PcieSpec& pcie);
 
 }  // namespace ess
+
+namespace ess {
+
+// UvaGather: a kernel whose threads read (h2d) or write (d2h) scattered rows of pinned host memory
+// directly over PCIe (the ESS paper's FlashTrans). One launch moves every row, so there is no
+// per-row call overhead, but it reaches only a fraction of the copy engine's bandwidth and it
+// occupies hardware.pcie.gather_sm_fraction of the SMs while it runs.
+//
+//   time = latency + total / (bandwidth[dir] x gather_efficiency[dir])
+//
+// Throws std::invalid_argument for total < 0 or parameters out of range.
+[[nodiscard]] Seconds gather_time(CopyDirection dir, Bytes total, const PcieSpec& pcie);
+
+// The rate a gather reaches on an otherwise idle link: bandwidth[dir] x gather_efficiency[dir].
+[[nodiscard]] BytesPerSecond gather_rate(CopyDirection dir, const PcieSpec& pcie);
+
+}  // namespace ess

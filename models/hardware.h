@@ -48,6 +48,11 @@ struct PcieSpec {
   Seconds latency;               // first-byte latency of a DMA transfer
   Seconds h2d_call_overhead;     // fixed cost of one cudaMemcpyAsync call, host->device
   Seconds d2h_call_overhead;     // fixed cost of one cudaMemcpyAsync call, device->host
+  // A UVA gather kernel (SMs reading or writing pinned host memory row by row) reaches this
+  // fraction of the copy-engine bandwidth, per direction, and occupies this share of the SMs.
+  double gather_h2d_efficiency = 1.0;  // in (0, 1]
+  double gather_d2h_efficiency = 1.0;  // in (0, 1]
+  double gather_sm_fraction = 0.0;     // in [0, 1)
   int gpus_per_switch = 0;       // GPUs sharing one PCIe switch uplink to the CPU
   BytesPerSecond switch_uplink_bandwidth;  // per direction
 };

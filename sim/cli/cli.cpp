@@ -9,6 +9,7 @@
 #include "sim/config/config_error.h"
 #include "sim/io/atomic_file.h"
 #include "sim/memory/memory_plan.h"
+#include "sim/offload/access_trace.h"
 
 namespace ess {
 
@@ -50,6 +51,9 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     err << "error: " << e.what() << "\n";
     return kExitBadInput;
   } catch (const OutputError& e) {
+    err << "error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const AccessTraceError& e) {
     err << "error: " << e.what() << "\n";
     return kExitBadInput;
   } catch (const ConfigError& e) {

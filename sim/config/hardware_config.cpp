@@ -50,6 +50,9 @@ PcieSpec read_pcie(ObjectReader& r, int gpus_per_node) {
   p.latency = r.seconds("latency", Range::non_negative());
   p.h2d_call_overhead = r.seconds("h2d_call_overhead", Range::non_negative());
   p.d2h_call_overhead = r.seconds("d2h_call_overhead", Range::non_negative());
+  p.gather_h2d_efficiency = r.number("gather_h2d_efficiency", fraction());
+  p.gather_d2h_efficiency = r.number("gather_d2h_efficiency", fraction());
+  p.gather_sm_fraction = r.number("gather_sm_fraction", Range{0.0, 1.0, true, false, true, true});
   p.gpus_per_switch = read_int(r, "gpus_per_switch", Range::closed(1, 1024));
   p.switch_uplink_bandwidth = r.bandwidth("switch_uplink_bandwidth", Range::positive());
   if (gpus_per_node % p.gpus_per_switch != 0) {

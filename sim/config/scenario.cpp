@@ -1,5 +1,7 @@
 #include "sim/config/scenario.h"
 
+#include <cmath>
+#include <filesystem>
 #include <span>
 #include <utility>
 
@@ -238,15 +240,58 @@ MemoryConfig read_memory(ObjectReader& r) {
   return m;
 }
 
-CacheConfig read_cache(ObjectReader& r) {
+CacheConfig read_cache(ObjectReader& r, const ModelConfig& model, const std::string& scenario_dir) {
   CacheConfig c;
-  std::string source;
-  const nlohmann::json* mode = r.take("mode", source);
-  if (mode != nullptr && mode->is_string() && mode->get<std::string>() == "offload") {
-    r.fail("mode", "cache mode \"offload\" (ESS) is not implemented in this version; only \"gpu\" is available");
+  const std::string mode = r.choice_or("mode", {"gpu", "offload"}, "gpu");
+  if (mode == "gpu") {
+    r.finish();
+    return c;
   }
-  r.choice_or("mode", {"gpu"}, "gpu");
-  c.mode = CacheMode::gpu;
+  c.mode = CacheMode::offload;
+  if (model.attention.kind != AttentionKind::mla) {
+    r.fail("mode", "offload moves the MLA latent cache to host memory; " + model.name + " has GQA attention (no latent cache)");
+  }
+  if (!model.indexer) {
+    r.fail("mode", "offload fetches the entries a lightning indexer selects; " + model.name +
+                       " has no indexer (dense attention reads every entry every step)");
+  }
+  const bool ratio = r.has("pool_ratio");
+  const bool entries = r.has("pool_entries");
+  if (ratio == entries) {
+    r.fail(ratio ? "pool_entries" : "pool_ratio",
+           "offload needs the GPU pool size: exactly one of \"pool_ratio\" (a fraction of the context, the paper's "
+           "SMR) or \"pool_entries\" (entries per request and layer)");
+  }
+  if (ratio) c.pool_ratio = r.number("pool_ratio", Range::left_open(0.0, 1.0));
+  if (entries) c.pool_entries = r.integer("pool_entries", Range::closed(1, kMaxContextLength));
+  c.pinned_recent = r.integer_or("pinned_recent", Range::closed(0, kMaxContextLength), 0);
+  c.eviction = r.choice_or("eviction", {"lru", "fifo", "heat"}, "lru");
+  c.heat_decay = r.number_or("heat_decay", Range::left_open(0.0, 1.0), 0.9);
+  c.transfer = r.choice_or("transfer", {"gather", "copy"}, "gather") == "gather" ? TransferPath::gather : TransferPath::copy;
+  const std::string overlap = r.choice_or("overlap", {"serial", "da", "dba", "auto"}, "da");
+  c.overlap = overlap == "serial" ? OverlapMode::serial
+              : overlap == "da"   ? OverlapMode::da
+              : overlap == "dba"  ? OverlapMode::dba
+                                  : OverlapMode::automatic;
+  {
+    auto a = r.object_or_empty("access");
+    c.access.model = a.choice_or("model", {"synthetic", "replay"}, "synthetic");
+    if (c.access.model == "replay") {
+      const std::string file = a.text("file");
+      const std::filesystem::path p(file);
+      c.access.file = p.is_absolute() || scenario_dir.empty() ? file : (std::filesystem::path(scenario_dir) / p).string();
+    }
+    a.finish();
+  }
+  c.sampled_requests = r.integer_or("sampled_requests", Range::closed(1, 4096), 8);
+  c.warmup_windows = r.integer_or("warmup_windows", Range::closed(0, 4096), 32);
+  c.host_memory_threshold = r.number_or("host_memory_threshold", Range::left_open(0.0, 1.0), 0.9);
+  if (r.has("nvme")) {
+    auto n = r.object("nvme");
+    c.nvme = NvmeConfig{n.bytes("capacity", Range::positive()), n.bandwidth("bandwidth", Range::positive()),
+                        n.seconds("latency", Range::non_negative())};
+    n.finish();
+  }
   r.finish();
   return c;
 }
@@ -284,7 +329,7 @@ Scenario read_scenario(const nlohmann::json& document, const Origins& origins, c
   }
   {
     auto c = r.object_or_empty("cache");
-    s.cache = read_cache(c);
+    s.cache = read_cache(c, s.model, std::filesystem::path(origin).parent_path().string());
   }
   {
     auto m = r.object_or_empty("memory");
@@ -296,6 +341,24 @@ Scenario read_scenario(const nlohmann::json& document, const Origins& origins, c
 }
 
 }  // namespace
+
+std::string_view to_string(TransferPath t) { return t == TransferPath::gather ? "gather" : "copy"; }
+
+std::string_view to_string(OverlapMode m) {
+  switch (m) {
+    case OverlapMode::serial: return "serial";
+    case OverlapMode::da: return "da";
+    case OverlapMode::dba: return "dba";
+    case OverlapMode::automatic: return "auto";
+  }
+  return "?";
+}
+
+std::int64_t CacheConfig::pool_capacity(std::int64_t context) const {
+  if (pool_entries) return std::min(*pool_entries, context);
+  if (pool_ratio) return std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(*pool_ratio * static_cast<double>(context))));
+  return context;
+}
 
 Override parse_override(std::string_view argument) {
   const std::string arg(argument);

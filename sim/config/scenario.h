@@ -35,10 +35,49 @@ struct Workload {
   MtpConfig mtp;
 };
 
-enum class CacheMode { gpu };
+enum class CacheMode { gpu, offload };
+// How missed latent entries cross PCIe: a UVA gather kernel reading host rows from the SMs, or
+// one cudaMemcpyAsync per contiguous run of rows on a copy engine.
+enum class TransferPath { gather, copy };
+// How a layer's miss fetch overlaps its attention (ESS paper): none, DA (attention over the hits
+// runs during the fetch), DBA (also indexer and top-k in two batch halves), or chosen per layer.
+enum class OverlapMode { serial, da, dba, automatic };
+
+[[nodiscard]] std::string_view to_string(TransferPath t);
+[[nodiscard]] std::string_view to_string(OverlapMode m);
+
+// Where the selected entries come from: the synthetic generator or a recorded trace.
+struct AccessConfig {
+  std::string model = "synthetic";  // "synthetic" or "replay"
+  std::string file;                 // replay: the trace file (relative paths: to the scenario)
+};
+
+// An optional NVMe tier below host memory: entries that do not fit in host memory live there.
+struct NvmeConfig {
+  Bytes capacity;
+  BytesPerSecond bandwidth;
+  Seconds latency;
+};
 
 struct CacheConfig {
   CacheMode mode = CacheMode::gpu;
+  // Offload only. GPU pool per request and layer: a ratio of the context (the paper's SMR) or a
+  // fixed number of entries; plus the most recent tokens, always resident.
+  std::optional<double> pool_ratio;
+  std::optional<std::int64_t> pool_entries;
+  std::int64_t pinned_recent = 0;
+  std::string eviction = "lru";  // "lru", "fifo" or "heat"
+  double heat_decay = 0.9;
+  TransferPath transfer = TransferPath::gather;
+  OverlapMode overlap = OverlapMode::da;
+  AccessConfig access;
+  std::int64_t sampled_requests = 8;  // requests simulated exactly; the batch is scaled from them
+  std::int64_t warmup_windows = 32;   // prefill windows whose selections warm the pool
+  double host_memory_threshold = 0.9;  // above it, new requests stay GPU-only
+  std::optional<NvmeConfig> nvme;
+
+  // Pool entries per request and layer at `context` cached tokens (pinned window excluded).
+  [[nodiscard]] std::int64_t pool_capacity(std::int64_t context) const;
 };
 
 // Memory that is not weights, caches or activations.

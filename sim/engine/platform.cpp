@@ -7,6 +7,8 @@
 #include <simgrid/s4u/Link.hpp>
 #include <simgrid/s4u/NetZone.hpp>
 
+#include "models/copy.h"
+
 namespace ess {
 
 namespace sg4 = simgrid::s4u;
@@ -31,19 +33,19 @@ Platform build_platform(const Hardware& hw) {
   auto* zone = sg4::create_full_zone("ess");
   const int per_node = hw.gpu.count;
   const int world = hw.total_gpus();
-  // Route latency of an all-to-all flow is split evenly over its two ports.
-  const Seconds a2a_half = hw.collectives.alltoall_latency / 2.0;
-  const Seconds nic_half = (hw.network.latency + hw.collectives.alltoall_latency) / 2.0;
+  // A port flow carries a whole all-to-all transfer's latency (see the header).
+  const Seconds a2a_latency = hw.collectives.alltoall_latency;
+  const Seconds nic_latency = hw.network.latency + hw.collectives.alltoall_latency;
   const Seconds pcie_half = hw.pcie.latency / 2.0;
 
   for (int r = 0; r < world; ++r) {
     const std::string name = "gpu" + std::to_string(r);
     p.gpus.push_back(zone->create_host(name, kGpuSpeed)->seal());
     Platform::GpuLinks l;
-    l.nvs_up = link(zone, name + "-nvs-up", hw.collectives.alltoall_bandwidth, a2a_half);
-    l.nvs_down = link(zone, name + "-nvs-down", hw.collectives.alltoall_bandwidth, a2a_half);
-    l.nic_up = link(zone, name + "-nic-up", hw.network.bandwidth_per_gpu, nic_half);
-    l.nic_down = link(zone, name + "-nic-down", hw.network.bandwidth_per_gpu, nic_half);
+    l.nvs_up = link(zone, name + "-nvs-up", hw.collectives.alltoall_bandwidth, a2a_latency);
+    l.nvs_down = link(zone, name + "-nvs-down", hw.collectives.alltoall_bandwidth, a2a_latency);
+    l.nic_up = link(zone, name + "-nic-up", hw.network.bandwidth_per_gpu, nic_latency);
+    l.nic_down = link(zone, name + "-nic-down", hw.network.bandwidth_per_gpu, nic_latency);
     l.pcie_h2d = link(zone, name + "-pcie-h2d", hw.pcie.h2d_bandwidth, pcie_half);
     l.pcie_d2h = link(zone, name + "-pcie-d2h", hw.pcie.d2h_bandwidth, pcie_half);
     p.links.push_back(l);
@@ -51,7 +53,9 @@ Platform build_platform(const Hardware& hw) {
   const int switches_per_node = per_node / hw.pcie.gpus_per_switch;
   std::vector<sg4::Link*> sw_h2d;
   std::vector<sg4::Link*> sw_d2h;
+  p.network = zone->create_host("network", kCpuSpeed)->seal();
   for (int n = 0; n < hw.nodes; ++n) {
+    p.nvswitch.push_back(zone->create_host("node" + std::to_string(n) + "-nvswitch", kCpuSpeed)->seal());
     for (int s = 0; s < hw.cpu.sockets; ++s) {
       p.cpus.push_back(zone->create_host("node" + std::to_string(n) + "-cpu" + std::to_string(s), kCpuSpeed)->seal());
     }
@@ -64,28 +68,35 @@ Platform build_platform(const Hardware& hw) {
 
   using Dir = sg4::LinkInRoute::Direction;
   for (int a = 0; a < world; ++a) {
-    for (int b = 0; b < world; ++b) {
-      if (a == b) continue;
-      const auto& la = p.links[static_cast<std::size_t>(a)];
-      const auto& lb = p.links[static_cast<std::size_t>(b)];
-      if (a / per_node == b / per_node) {
-        route(zone, p.gpus[static_cast<std::size_t>(a)], p.gpus[static_cast<std::size_t>(b)],
-              {sg4::LinkInRoute(la.nvs_up, Dir::NONE), sg4::LinkInRoute(lb.nvs_down, Dir::NONE)});
-      } else {
-        route(zone, p.gpus[static_cast<std::size_t>(a)], p.gpus[static_cast<std::size_t>(b)],
-              {sg4::LinkInRoute(la.nic_up, Dir::NONE), sg4::LinkInRoute(lb.nic_down, Dir::NONE)});
-      }
-    }
+    const auto& ports = p.links[static_cast<std::size_t>(a)];
+    sg4::Host* gpu = p.gpus[static_cast<std::size_t>(a)];
+    sg4::Host* fabric = p.nvswitch[static_cast<std::size_t>(a / per_node)];
+    route(zone, gpu, fabric, {sg4::LinkInRoute(ports.nvs_up, Dir::NONE)});
+    route(zone, fabric, gpu, {sg4::LinkInRoute(ports.nvs_down, Dir::NONE)});
+    route(zone, gpu, p.network, {sg4::LinkInRoute(ports.nic_up, Dir::NONE)});
+    route(zone, p.network, gpu, {sg4::LinkInRoute(ports.nic_down, Dir::NONE)});
     // The GPU's own CPU socket, through its PCIe switch.
     const int node = a / per_node;
     const int local = a % per_node;
     const auto socket = static_cast<std::size_t>(node * hw.cpu.sockets + std::min(local / hw.cpu.gpus_per_socket, hw.cpu.sockets - 1));
     const auto sw = static_cast<std::size_t>(node * switches_per_node + local / hw.pcie.gpus_per_switch);
     const auto& l = p.links[static_cast<std::size_t>(a)];
+    p.gpu_socket.push_back(p.cpus[socket]);
     route(zone, p.cpus[socket], p.gpus[static_cast<std::size_t>(a)],
           {sg4::LinkInRoute(sw_h2d[sw], Dir::NONE), sg4::LinkInRoute(l.pcie_h2d, Dir::NONE)});
     route(zone, p.gpus[static_cast<std::size_t>(a)], p.cpus[socket],
           {sg4::LinkInRoute(l.pcie_d2h, Dir::NONE), sg4::LinkInRoute(sw_d2h[sw], Dir::NONE)});
+    const std::string name = "gpu" + std::to_string(a);
+    sg4::Host* sm = zone->create_host(name + "-sm", kGpuSpeed)->seal();
+    p.gpu_gather.push_back(sm);
+    sg4::Link* gather_h2d = link(zone, name + "-gather-h2d", gather_rate(CopyDirection::h2d, hw.pcie), Seconds(0.0));
+    sg4::Link* gather_d2h = link(zone, name + "-gather-d2h", gather_rate(CopyDirection::d2h, hw.pcie), Seconds(0.0));
+    route(zone, p.cpus[socket], sm,
+          {sg4::LinkInRoute(sw_h2d[sw], Dir::NONE), sg4::LinkInRoute(l.pcie_h2d, Dir::NONE),
+           sg4::LinkInRoute(gather_h2d, Dir::NONE)});
+    route(zone, sm, p.cpus[socket],
+          {sg4::LinkInRoute(gather_d2h, Dir::NONE), sg4::LinkInRoute(l.pcie_d2h, Dir::NONE),
+           sg4::LinkInRoute(sw_d2h[sw], Dir::NONE)});
   }
   zone->seal();
   return p;

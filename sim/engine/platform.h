@@ -2,15 +2,22 @@
 //
 //   hosts  gpu<r>                one per GPU (global rank r = node x gpus_per_node + local index)
 //          node<n>-cpu<s>        one per CPU socket
+//          node<n>-nvswitch      the NVSwitch fabric of a node; `network` the scale-out fabric
 //   links  gpu<r>-nvs-up/down    the GPU's NVSwitch port, per direction (all-to-all traffic)
 //          gpu<r>-nic-up/down    the GPU's scale-out NIC, per direction (traffic between nodes)
 //          gpu<r>-pcie-h2d/d2h   the GPU's PCIe link, per direction
+//          gpu<r>-gather-h2d/d2h the rate a UVA gather kernel reaches (gather_*_efficiency x link)
 //          node<n>-sw<k>-h2d/d2h the uplink of PCIe switch k to its CPU socket, per direction
-//   routes GPU <-> GPU in a node: nvs-up(src), nvs-down(dst); across nodes: nic-up(src),
-//          nic-down(dst); CPU socket <-> its GPUs: switch uplink + GPU link in each direction.
+//   routes GPU -> its NVSwitch: nvs-up; NVSwitch -> GPU: nvs-down; GPU <-> network: nic-up/down;
+//          CPU socket <-> its GPUs: switch uplink + GPU link in each direction (copy engines);
+//          CPU socket <-> gpu<r>-sm: the same plus the gather-rate link (UVA gather kernels).
 //
-// Every GPU-to-GPU route inside a node has the same latency, so SimGrid shares a port evenly
-// among the flows crossing it (flow sharing is weighted by route latency; DESIGN.md section 7).
+// All-to-all traffic is carried per port: a GPU sends what it sends to its node's GPUs as one flow
+// into the NVSwitch and receives what they send it as one flow out of it (likewise through its
+// NIC for other nodes). The switches are non-blocking, so the ports are the bottlenecks; this keeps
+// an all-to-all at 4 flows per GPU instead of one per pair of GPUs. Every port link has the latency
+// of a whole transfer (the up and down flows run at the same time), so that a flow of b bytes takes
+// latency + b / bandwidth (DESIGN.md section 7).
 #pragma once
 
 #include <vector>
@@ -31,6 +38,12 @@ inline constexpr double kGpuSpeed = 1e12;
 struct Platform {
   std::vector<simgrid::s4u::Host*> gpus;  // by global rank
   std::vector<simgrid::s4u::Host*> cpus;  // node-major: node n socket s = n x sockets + s
+  std::vector<simgrid::s4u::Host*> gpu_socket;  // by global rank: the CPU socket of the GPU
+  // By global rank: the GPU's SMs as the end of a UVA gather (routes through the GPU's PCIe link
+  // plus a link capped at the gather rate, per direction).
+  std::vector<simgrid::s4u::Host*> gpu_gather;
+  std::vector<simgrid::s4u::Host*> nvswitch;    // by node
+  simgrid::s4u::Host* network = nullptr;
   struct GpuLinks {
     simgrid::s4u::Link* nvs_up = nullptr;
     simgrid::s4u::Link* nvs_down = nullptr;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -13,10 +14,15 @@
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Exec.hpp>
 #include <simgrid/s4u/Host.hpp>
+#include <simgrid/s4u/Semaphore.hpp>
 
 #include "sim/engine/platform.h"
 #include "sim/graph/decode_step.h"
 #include "sim/graph/rng.h"
+#include "sim/offload/access_trace.h"
+#include "sim/offload/cache_sim.h"
+#include "sim/offload/synthetic_access.h"
+#include "models/copy.h"
 
 namespace ess {
 
@@ -36,17 +42,30 @@ const char* const kSimgridArgs[] = {
 
 std::size_t idx(int i) { return static_cast<std::size_t>(i); }
 
+// Random stream of the synthetic access model, separate from the MoE routing streams.
+constexpr std::uint64_t kAccessStream = 0xACCE55;
+
 // Builds step plans on first use and drops them once every GPU has finished them, so memory
 // stays bounded however many steps run. Each step draws from its own random stream.
 class PlanCache {
  public:
-  PlanCache(const DecodeStepBuilder& builder, std::uint64_t seed, int gpus) : builder_(builder), rng_(seed), gpus_(gpus) {}
+  // `access` (offload mode) gives, for a step and context, what the cache simulation found in each
+  // layer; it is called once per step, in step order.
+  using AccessSource = std::function<std::vector<LayerAccess>(int step, std::int64_t context)>;
+
+  PlanCache(const DecodeStepBuilder& builder, std::uint64_t seed, int gpus, AccessSource access)
+      : builder_(builder), rng_(seed), gpus_(gpus), access_(std::move(access)) {}
 
   const StepPlan& get(int step) {
     while (first_ + static_cast<int>(plans_.size()) <= step) {
       const int s = first_ + static_cast<int>(plans_.size());
       Rng rng = rng_.fork(static_cast<std::uint64_t>(s));
-      plans_.push_back(Entry{builder_.build(s, rng), 0});
+      if (access_) {
+        const auto layers = access_(s, builder_.context_at(s));
+        plans_.push_back(Entry{builder_.build(s, rng, &layers), 0});
+      } else {
+        plans_.push_back(Entry{builder_.build(s, rng), 0});
+      }
     }
     return plans_[idx(step - first_)].plan;
   }
@@ -67,6 +86,7 @@ class PlanCache {
   const DecodeStepBuilder& builder_;
   Rng rng_;
   int gpus_;
+  AccessSource access_;
   int first_ = 0;
   std::deque<Entry> plans_;
 };
@@ -82,11 +102,28 @@ struct RunState {
   double t0 = 0.0;
   std::map<std::pair<int, int>, sg4::BarrierPtr> barriers;  // (kind, group) -> barrier
   RunResult* result = nullptr;
-  std::vector<double> incoming_done;  // per GPU: when the last flow into it finished (per all-to-all)
   std::vector<TraceTrack> compute_track;
   std::vector<TraceTrack> collective_track;
   std::vector<TraceTrack> port_out_track;
   std::vector<TraceTrack> port_in_track;
+  std::vector<TraceTrack> pcie_h2d_track;
+  std::vector<TraceTrack> pcie_d2h_track;
+  // Per GPU, two transfer engines (actors that run one transfer at a time, in order): miss fetches
+  // (host->device) and write-backs (device->host).
+  struct TransferJob {
+    const Transfer* transfer = nullptr;
+    int layer = -1;
+    double start = 0.0;  // when the engine began moving it (it may have queued behind others)
+    double end = 0.0;
+    sg4::SemaphorePtr done;
+  };
+  struct TransferEngine {
+    std::deque<TransferJob*> queue;
+    sg4::SemaphorePtr work;
+  };
+  std::vector<TransferEngine> fetch_engines;
+  std::vector<TransferEngine> writeback_engines;
+  std::vector<std::deque<RunState::TransferJob>> writebacks;  // per GPU: write-backs of the current step
 
   [[nodiscard]] double now() const { return sg4::Engine::get_clock() - t0; }
 };
@@ -109,6 +146,12 @@ void run_compute(RunState& st, int gpu, const Segment& seg, GpuStepTimes& times,
     layer.flops += op.flops;
     layer.bytes += op.bytes;
   }
+  // Kernels run slower while a gather kernel (a write-back) holds part of the SMs.
+  const double lost = std::max(0.0, st.now() - start - seg.duration.value());
+  times.busy[static_cast<std::size_t>(OpCategory::transfer)] += lost;
+  times.lost_to_gather += lost;
+  layer.busy[static_cast<std::size_t>(OpCategory::transfer)] += lost;
+  layer.lost_to_gather += lost;
   if (!traced) return;
   const std::string name = seg.layer < 0 ? std::string(seg.label) : "L" + std::to_string(seg.layer) + " " + std::string(seg.label);
   st.result->trace.slice(st.compute_track[idx(gpu)], name, "segment", start, st.now() - start,
@@ -129,26 +172,37 @@ void run_collective(RunState& st, int gpu, const Segment& seg, GpuStepTimes& tim
   const double start = st.now();
   double bytes_out = 0.0;
   double out_done = start;
+  double in_done = start;
   if (seg.kind == SegmentKind::alltoall) {
-    std::vector<sg4::CommPtr> comms;
-    std::vector<int> peers;
+    // What this GPU sends to and receives from its own node and from other nodes, each carried by
+    // one flow through its NVSwitch port or its NIC (see platform.h).
+    const int per_node = st.scenario->hardware.gpu.count;
+    double out_local = 0.0;
+    double out_remote = 0.0;
+    double in_local = 0.0;
+    double in_remote = 0.0;
     for (std::size_t peer = 0; peer < seg.send_bytes.size(); ++peer) {
-      if (peer == idx(gpu) || seg.send_bytes[peer] <= 0.0) continue;
-      // Round up: a transfer never shrinks to nothing.
-      const auto bytes = static_cast<std::uint64_t>(std::ceil(seg.send_bytes[peer]));
-      comms.push_back(sg4::Comm::sendto_async(st.platform.gpus[idx(gpu)], st.platform.gpus[peer], bytes));
-      peers.push_back(static_cast<int>(peer));
-      bytes_out += seg.send_bytes[peer];
+      if (peer == idx(gpu)) continue;
+      const bool local = static_cast<int>(peer) / per_node == gpu / per_node;
+      (local ? out_local : out_remote) += seg.send_bytes[peer];
+      (local ? in_local : in_remote) += seg.recv_bytes[peer];
     }
-    st.result->activities += comms.size();
-    sg4::Comm::wait_all(comms);
-    for (std::size_t i = 0; i < comms.size(); ++i) {
-      const double finish = comms[i]->get_finish_time() - st.t0;
-      out_done = std::max(out_done, finish);
-      double& in = st.incoming_done[idx(peers[i])];
-      in = std::max(in, finish);
-    }
-    barrier->wait();  // and ends when every member has sent and received everything
+    sg4::Host* self = st.platform.gpus[idx(gpu)];
+    sg4::Host* nvswitch = st.platform.nvswitch[idx(gpu / per_node)];
+    std::vector<sg4::CommPtr> out;
+    std::vector<sg4::CommPtr> in;
+    // Round up: a transfer never shrinks to nothing.
+    const auto bytes = [](double b) { return static_cast<std::uint64_t>(std::ceil(b)); };
+    if (out_local > 0) out.push_back(sg4::Comm::sendto_async(self, nvswitch, bytes(out_local)));
+    if (out_remote > 0) out.push_back(sg4::Comm::sendto_async(self, st.platform.network, bytes(out_remote)));
+    if (in_local > 0) in.push_back(sg4::Comm::sendto_async(nvswitch, self, bytes(in_local)));
+    if (in_remote > 0) in.push_back(sg4::Comm::sendto_async(st.platform.network, self, bytes(in_remote)));
+    st.result->activities += out.size() + in.size();
+    sg4::Comm::wait_all(out);
+    sg4::Comm::wait_all(in);
+    bytes_out = out_local + out_remote;
+    for (const auto& c : out) out_done = std::max(out_done, c->get_finish_time() - st.t0);
+    for (const auto& c : in) in_done = std::max(in_done, c->get_finish_time() - st.t0);
   } else {
     sg4::this_actor::sleep_for(seg.duration.value());
     ++st.result->activities;
@@ -169,9 +223,120 @@ void run_collective(RunState& st, int gpu, const Segment& seg, GpuStepTimes& tim
     if (bytes_out > 0) {
       st.result->trace.slice(st.port_out_track[idx(gpu)], name, "link", start, out_done - start, {{"bytes", bytes_out}});
     }
-    const double in_done = st.incoming_done[idx(gpu)];
     if (in_done > start) st.result->trace.slice(st.port_in_track[idx(gpu)], name, "link", start, in_done - start);
   }
+}
+
+// Moves `t` between the GPU and its CPU socket as the scenario's transfer path does. A gather is a
+// kernel: a flow through a link capped at the gather rate, plus a bounded Exec holding its share of the SMs for as
+// long as the flow runs (compute beside it slows down). A copy pays one call overhead per run on
+// the host before the DMA flow. NVMe-resident bytes are read first. Returns when the data has moved.
+void transfer(RunState& st, int gpu, const Transfer& t) {
+  const auto& hw = st.scenario->hardware;
+  sg4::Host* g = st.platform.gpus[idx(gpu)];
+  sg4::Host* cpu = st.platform.gpu_socket[idx(gpu)];
+  const auto& nvme = st.scenario->cache.nvme;
+  if (t.nvme_bytes > 0 && nvme) {
+    sg4::this_actor::sleep_for((nvme->latency + Bytes(t.nvme_bytes) / nvme->bandwidth).value());
+    ++st.result->activities;
+  }
+  const auto bytes = static_cast<std::uint64_t>(std::ceil(t.bytes));
+  // A gather ends on the GPU's SMs (a route capped at the gather rate); a copy on the GPU itself.
+  sg4::Host* device = t.gather ? st.platform.gpu_gather[idx(gpu)] : g;
+  sg4::CommPtr comm = t.h2d ? sg4::Comm::sendto_init(cpu, device) : sg4::Comm::sendto_init(device, cpu);
+  comm->set_payload_size(bytes);
+  sg4::ExecPtr sm;
+  if (t.gather) {
+    if (hw.pcie.gather_sm_fraction > 0) {
+      // Never finishes on its own: cancelled when the flow completes.
+      sm = sg4::Exec::init()->set_flops_amount(1e300)->set_bound(hw.pcie.gather_sm_fraction * kGpuSpeed)->set_host(g);
+      sm->start();
+      ++st.result->activities;
+    }
+  } else {
+    const Seconds overhead = t.h2d ? hw.pcie.h2d_call_overhead : hw.pcie.d2h_call_overhead;
+    sg4::this_actor::sleep_for(overhead.value() * std::max(1.0, std::round(t.runs)));
+    ++st.result->activities;
+  }
+  comm->start();
+  ++st.result->activities;
+  comm->wait();
+  if (sm) sm->cancel();
+}
+
+// The loop of one transfer engine: take the next job, move its data, signal it done. A daemon:
+// it ends with the simulation.
+void transfer_engine(RunState& st, int gpu, RunState::TransferEngine& engine) {
+  while (true) {
+    engine.work->acquire();
+    RunState::TransferJob* job = engine.queue.front();
+    engine.queue.pop_front();
+    job->start = st.now();
+    transfer(st, gpu, *job->transfer);
+    job->end = st.now();
+    job->done->release();
+  }
+}
+
+void submit(RunState::TransferEngine& engine, RunState::TransferJob& job, const Transfer& t) {
+  job.transfer = &t;
+  job.done = sg4::Semaphore::create(0);
+  engine.queue.push_back(&job);
+  engine.work->release();
+}
+
+void run_stage(RunState& st, int gpu, const Segment& seg, GpuStepTimes& times, bool traced) {
+  const double start = st.now();
+  RunState::TransferJob job;
+  submit(st.fetch_engines[idx(gpu)], job, seg.transfer);
+  if (seg.duration.value() > 0) {
+    sg4::Exec::init()->set_flops_amount(seg.duration.value() * kGpuSpeed)->set_host(st.platform.gpus[idx(gpu)])->start()->wait();
+    ++st.result->activities;
+  }
+  const double compute_end = st.now();
+  job.done->acquire();
+  const double end = st.now();
+  const double transfer_end = job.end;
+  const double lost = std::max(0.0, compute_end - start - seg.duration.value());
+  const double exposed = end - compute_end;
+  times.busy[static_cast<std::size_t>(OpCategory::transfer)] += lost + exposed;
+  times.transfer += transfer_end - job.start;
+  times.exposed += exposed;
+  times.lost_to_gather += lost;
+  auto& layer = st.result->layers[layer_slot(st, seg.layer)];
+  layer.busy[static_cast<std::size_t>(OpCategory::transfer)] += lost + exposed;
+  layer.transfer += transfer_end - job.start;
+  layer.exposed += exposed;
+  layer.lost_to_gather += lost;
+  for (const Op& op : seg.ops) {
+    times.busy[static_cast<std::size_t>(op.category)] += op.time.value();
+    layer.busy[static_cast<std::size_t>(op.category)] += op.time.value();
+    layer.flops += op.flops;
+    layer.bytes += op.bytes;
+  }
+  if (!traced) return;
+  const std::string name = "L" + std::to_string(seg.layer) + " " + std::string(seg.label);
+  st.result->trace.slice(st.pcie_h2d_track[idx(gpu)], name, "transfer", job.start, transfer_end - job.start,
+                         {{"bytes", seg.transfer.bytes}, {"path", seg.transfer.gather ? "gather" : "copy"}});
+  if (compute_end > start) {
+    st.result->trace.slice(st.compute_track[idx(gpu)], name, "segment", start, compute_end - start,
+                           {{"layer", seg.layer}, {"ops", seg.ops.size()}, {"lost_to_gather_s", lost}});
+    double t = start;
+    const double stretch = seg.duration.value() > 0 ? (compute_end - start) / seg.duration.value() : 1.0;
+    for (const Op& op : seg.ops) {
+      st.result->trace.slice(st.compute_track[idx(gpu)], std::string(op.name), std::string(to_string(op.category)), t,
+                             op.time.value() * stretch);
+      t += op.time.value() * stretch;
+    }
+  }
+  if (exposed > 0) st.result->trace.slice(st.compute_track[idx(gpu)], "wait fetch", "exposed", compute_end, exposed);
+}
+
+void start_writeback(RunState& st, int gpu, const Segment& seg) {
+  auto& jobs = st.writebacks[idx(gpu)];
+  jobs.emplace_back();
+  jobs.back().layer = seg.layer;
+  submit(st.writeback_engines[idx(gpu)], jobs.back(), seg.transfer);
 }
 
 void gpu_main(RunState& st, int gpu) {
@@ -181,14 +346,45 @@ void gpu_main(RunState& st, int gpu) {
     times.start = st.now();
     const bool traced = step < st.trace_steps;
     for (const Segment& seg : plan.gpus[idx(gpu)].segments) {
-      if (seg.kind == SegmentKind::compute) {
-        run_compute(st, gpu, seg, times, traced);
-      } else {
-        if (seg.kind == SegmentKind::alltoall) st.incoming_done[idx(gpu)] = 0.0;
-        run_collective(st, gpu, seg, times, traced);
+      switch (seg.kind) {
+        case SegmentKind::compute: run_compute(st, gpu, seg, times, traced); break;
+        case SegmentKind::stage: run_stage(st, gpu, seg, times, traced); break;
+        case SegmentKind::writeback: start_writeback(st, gpu, seg); break;
+        case SegmentKind::alltoall:
+        case SegmentKind::allreduce: run_collective(st, gpu, seg, times, traced); break;
       }
     }
+    // A step ends when its write-backs have reached host memory (the next step may select them).
+    const double drain = st.now();
+    for (auto& job : st.writebacks[idx(gpu)]) {
+      job.done->acquire();
+      if (traced) {
+        st.result->trace.slice(st.pcie_d2h_track[idx(gpu)], "L" + std::to_string(job.layer) + " writeback", "transfer",
+                               job.start, job.end - job.start, {{"bytes", job.transfer->bytes}});
+      }
+    }
+    st.writebacks[idx(gpu)].clear();
+    times.writeback_wait = st.now() - drain;
+    times.busy[static_cast<std::size_t>(OpCategory::transfer)] += times.writeback_wait;
     times.end = st.now();
+    if (gpu == 0 && !plan.offload.empty()) {
+      for (std::size_t l = 0; l < plan.offload.size(); ++l) {
+        const auto& o = plan.offload[l];
+        auto& layer = st.result->layers[l];
+        layer.misses += o.access.misses;
+        layer.misses_var += o.access.misses_stderr * o.access.misses_stderr;
+        layer.hits += o.access.hits;
+        layer.overlap_steps[static_cast<std::size_t>(o.overlap)] += 1;
+        st.result->step_h2d_bytes[idx(step)] += o.h2d_bytes * st.result->gpus;
+        st.result->step_d2h_bytes[idx(step)] += o.d2h_bytes * st.result->gpus;
+      }
+    }
+    if (!plan.offload.empty()) {
+      for (std::size_t l = 0; l < plan.offload.size(); ++l) {
+        st.result->layers[l].h2d_bytes += plan.offload[l].h2d_bytes;
+        st.result->layers[l].d2h_bytes += plan.offload[l].d2h_bytes;
+      }
+    }
     if (gpu == 0) st.result->step_context[idx(step)] = plan.context;
     st.plans->done(step);
   }
@@ -208,7 +404,10 @@ RunResult Simulation::run() {
   RunResult result;
   result.batch_per_gpu = resolve_batch(scenario_);
   result.memory = plan_memory(scenario_, result.batch_per_gpu);
-  const DecodeStepBuilder builder(scenario_, result.batch_per_gpu);
+  result.offload = scenario_.cache.mode == CacheMode::offload;
+  const auto& placement = result.memory.placement;
+  const DecodeStepBuilder builder(scenario_, result.batch_per_gpu, result.offload ? placement.offloaded : 0,
+                                  placement.cold_fraction);
   result.gpus = builder.gpus();
   result.steps = options_.steps > 0 ? options_.steps : scenario_.workload.decode_steps;
   result.step_context.assign(idx(static_cast<int>(result.steps)), 0);
@@ -223,7 +422,56 @@ RunResult Simulation::run() {
   argv.push_back(nullptr);
   sg4::Engine engine(&argc, argv.data());
 
-  PlanCache plans(builder, scenario_.seed, result.gpus);
+  result.step_h2d_bytes.assign(idx(static_cast<int>(result.steps)), 0.0);
+  result.step_d2h_bytes.assign(idx(static_cast<int>(result.steps)), 0.0);
+  // Offload: the index-level cache simulation over a sample of requests feeds each step's plan.
+  std::unique_ptr<AccessModel> access_model;
+  std::unique_ptr<CacheSimulator> cache_sim;
+  PlanCache::AccessSource access;
+  if (result.offload) {
+    const auto& c = scenario_.cache;
+    const std::int64_t top_k = scenario_.model.indexer->top_k;
+    if (c.access.model == "replay") {
+      auto replay = std::make_unique<ReplayAccess>(c.access.file);
+      if (replay->layers() != builder.layer_count() || replay->top_k() != top_k ||
+          replay->requests() < static_cast<int>(c.sampled_requests)) {
+        throw AccessTraceError(c.access.file, std::nullopt, "the trace has " + std::to_string(replay->layers()) + " layers, top_k " +
+                               std::to_string(replay->top_k()) + " and " + std::to_string(replay->requests()) +
+                               " requests; this scenario needs " + std::to_string(builder.layer_count()) +
+                               " layers, top_k " + std::to_string(top_k) + " and at least " +
+                               std::to_string(c.sampled_requests) + " requests (cache.sampled_requests)");
+      }
+      access_model = std::move(replay);
+    } else {
+      SyntheticAccessParams params;
+      params.layers = builder.layer_count();
+      params.top_k = top_k;
+      params.seed = Rng(scenario_.seed).fork(kAccessStream).next();
+      access_model = std::make_unique<SyntheticAccess>(params);
+    }
+    CacheSimConfig cc;
+    cc.layers = builder.layer_count();
+    cc.top_k = top_k;
+    cc.sampled_requests = static_cast<int>(c.sampled_requests);
+    cc.warmup_windows = static_cast<int>(c.warmup_windows);
+    if (c.pool_ratio) cc.capacity_ratio = *c.pool_ratio;
+    if (c.pool_entries) cc.capacity_entries = *c.pool_entries;
+    cc.pinned_recent = c.pinned_recent;
+    cc.policy = parse_eviction_policy(c.eviction);
+    cc.heat_decay = c.heat_decay;
+    cache_sim = std::make_unique<CacheSimulator>(cc, *access_model);
+    cache_sim->warm_up(builder.context_at(0));
+    access = [&cache_sim](int step, std::int64_t context) {
+      const StepStats stats = cache_sim->step(step, context);
+      std::vector<LayerAccess> layers;
+      for (const auto& l : stats.layers) {
+        layers.push_back(LayerAccess{l.misses_mean, std::isfinite(l.misses_stderr) ? l.misses_stderr : 0.0, l.hits_mean,
+                                     l.runs_mean, l.evictions_mean});
+      }
+      return layers;
+    };
+  }
+  PlanCache plans(builder, scenario_.seed, result.gpus, access);
   RunState st;
   st.scenario = &scenario_;
   st.builder = &builder;
@@ -233,7 +481,6 @@ RunResult Simulation::run() {
   st.trace_steps = options_.trace_steps;
   st.t0 = sg4::Engine::get_clock();
   st.result = &result;
-  st.incoming_done.assign(idx(result.gpus), 0.0);
   const int tp = scenario_.parallelism.tensor_parallel;
   const int ep = scenario_.parallelism.expert_parallel;
   for (int g = 0; g < result.gpus / ep; ++g) st.barriers[{0, g}] = sg4::Barrier::create(static_cast<unsigned>(ep));
@@ -243,12 +490,29 @@ RunResult Simulation::run() {
     st.compute_track.push_back(result.trace.track(gpu, "compute stream"));
     st.collective_track.push_back(result.trace.track(gpu, "collectives"));
   }
+  st.writebacks.resize(idx(result.gpus));
+  st.fetch_engines.resize(idx(result.gpus));
+  st.writeback_engines.resize(idx(result.gpus));
+  if (result.offload) {
+    for (int g = 0; g < result.gpus; ++g) {
+      st.pcie_h2d_track.push_back(result.trace.track("PCIe links", "GPU " + std::to_string(g) + " h2d"));
+      st.pcie_d2h_track.push_back(result.trace.track("PCIe links", "GPU " + std::to_string(g) + " d2h"));
+    }
+  }
   for (int g = 0; g < result.gpus; ++g) {
     st.port_out_track.push_back(result.trace.track("NVSwitch ports", "GPU " + std::to_string(g) + " out"));
     st.port_in_track.push_back(result.trace.track("NVSwitch ports", "GPU " + std::to_string(g) + " in"));
   }
   for (int g = 0; g < result.gpus; ++g) {
     sg4::Actor::create("gpu" + std::to_string(g), st.platform.gpus[idx(g)], [&st, g] { gpu_main(st, g); });
+    if (result.offload) {
+      for (auto* engines : {&st.fetch_engines, &st.writeback_engines}) {
+        auto& transfers = (*engines)[idx(g)];
+        transfers.work = sg4::Semaphore::create(0);
+        sg4::Actor::create("transfers", st.platform.gpu_socket[idx(g)], [&st, g, &transfers] { transfer_engine(st, g, transfers); })
+            ->daemonize();
+      }
+    }
   }
   engine.run();
 

@@ -5,6 +5,7 @@
 // run one Simulation (the CLI does; tests that run several use relative times only).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -26,16 +27,32 @@ struct SimulationOptions {
 struct GpuStepTimes {
   double start = 0.0;  // seconds since the start of the run
   double end = 0.0;
-  CategoryTimes busy{};
+  CategoryTimes busy{};  // `transfers` = exposed fetch time + compute time lost to gather kernels
   double wait = 0.0;
+  // Offload: miss fetches of this step. transfer = fetch durations; exposed = the part the
+  // compute stream waited for; hidden = transfer - exposed; lost = compute slowed by gathers.
+  double transfer = 0.0;
+  double exposed = 0.0;
+  double lost_to_gather = 0.0;
+  double writeback_wait = 0.0;  // waiting at the end of the step for write-backs to finish
 };
 
 struct LayerTimes {
   std::string kind;   // "dense", "moe", "mtp", or "head" for embedding and LM head
   CategoryTimes busy{};  // summed over steps and GPUs
   double wait = 0.0;     // summed over steps and GPUs
-  Flops flops;           // per step per GPU, averaged
+  Flops flops;           // summed over steps and GPUs
   Bytes bytes;
+  // Offload, summed over steps (per offloaded request) or over steps and GPUs (bytes, times).
+  double misses = 0.0;
+  double misses_var = 0.0;  // sum of squared standard errors
+  double hits = 0.0;
+  double h2d_bytes = 0.0;
+  double d2h_bytes = 0.0;
+  double transfer = 0.0;
+  double exposed = 0.0;
+  double lost_to_gather = 0.0;
+  std::array<int, 4> overlap_steps{};  // steps run in serial, da, dba (auto resolved)
 };
 
 struct RunResult {
@@ -48,6 +65,9 @@ struct RunResult {
   std::vector<std::vector<GpuStepTimes>> gpu_steps;  // [step][gpu]
   std::vector<LayerTimes> layers;                 // model layers, MTP modules, then "head"
   std::uint64_t activities = 0;                   // SimGrid activities created (execs, comms, sleeps)
+  bool offload = false;                           // cache.mode "offload"
+  std::vector<double> step_h2d_bytes;             // offload: per step, all GPUs
+  std::vector<double> step_d2h_bytes;
   ChromeTrace trace;
 };
 

@@ -7,6 +7,7 @@
 
 #include "models/attention.h"
 #include "models/collective.h"
+#include "models/copy.h"
 #include "models/elementwise.h"
 #include "models/gemm.h"
 #include "models/norm.h"
@@ -27,7 +28,8 @@ NormKind norm_kind(NormType t) { return t == NormType::rms ? NormKind::rms : Nor
 
 }  // namespace
 
-DecodeStepBuilder::DecodeStepBuilder(const Scenario& scenario, std::int64_t batch_per_gpu)
+DecodeStepBuilder::DecodeStepBuilder(const Scenario& scenario, std::int64_t batch_per_gpu, std::int64_t offloaded,
+                                     double cold_fraction)
     : s_(scenario),
       m_(scenario.model),
       hw_(scenario.hardware),
@@ -35,8 +37,13 @@ DecodeStepBuilder::DecodeStepBuilder(const Scenario& scenario, std::int64_t batc
       gpus_(scenario.hardware.total_gpus()),
       tp_(scenario.parallelism.tensor_parallel),
       ep_(scenario.parallelism.expert_parallel),
-      layers_total_(static_cast<int>(scenario.model.layers) + scenario.workload.mtp.depth - 1) {
+      layers_total_(static_cast<int>(scenario.model.layers) + scenario.workload.mtp.depth - 1),
+      offloaded_(offloaded),
+      cold_fraction_(cold_fraction) {
   if (batch_per_gpu < 1) throw std::invalid_argument("DecodeStepBuilder: batch_per_gpu must be >= 1");
+  if (offloaded < 0 || offloaded > batch_per_gpu) {
+    throw std::invalid_argument("DecodeStepBuilder: offloaded requests must be in [0, batch_per_gpu]");
+  }
 }
 
 std::string_view DecodeStepBuilder::layer_kind(int layer) const {
@@ -85,7 +92,7 @@ void DecodeStepBuilder::add_embedding(std::vector<Segment>& out, Tokens t) const
 }
 
 void DecodeStepBuilder::add_attention(std::vector<Segment>& out, int layer, Tokens t, std::int64_t context,
-                                      int replica) const {
+                                      int replica, const LayerAccess* access, LayerOffload* record) const {
   const DType act = m_.activation_dtype;
   const DType w = m_.weight_dtype;
   const std::int64_t T = t.total();
@@ -103,7 +110,6 @@ void DecodeStepBuilder::add_attention(std::vector<Segment>& out, int layer, Toke
     append(out, layer, label, kernel_op("q_norm", OpCategory::norm, norm({T, a.q_lora_rank, act, NormKind::rms}, hw_)));
     append(out, layer, label, kernel_op("kv_norm", OpCategory::norm, norm({T, a.kv_lora_rank, act, NormKind::rms}, hw_)));
     append(out, layer, label, kernel_op("q_b", OpCategory::gemm, gemm({T, heads * qk_head, a.q_lora_rank, w}, hw_)));
-    std::int64_t selected = context;
     if (m_.indexer) {
       const auto& ix = *m_.indexer;
       append(out, layer, label,
@@ -111,6 +117,13 @@ void DecodeStepBuilder::add_attention(std::vector<Segment>& out, int layer, Toke
       // Indexer key projection and per-head weights from the hidden state.
       append(out, layer, label,
              kernel_op("indexer_k_w", OpCategory::gemm, gemm({T, ix.head_dim + ix.heads, m_.hidden, w}, hw_)));
+    }
+    if (access != nullptr) {
+      add_offload_attention(out, layer, t, context, *access, *record);
+    } else {
+    std::int64_t selected = context;
+    if (m_.indexer) {
+      const auto& ix = *m_.indexer;
       append(out, layer, label,
              kernel_op("indexer_score", OpCategory::indexer,
                        indexer_scoring({t.requests, t.queries_per_request, ix.heads, ix.head_dim, context,
@@ -129,9 +142,11 @@ void DecodeStepBuilder::add_attention(std::vector<Segment>& out, int layer, Toke
     const KernelCost attn =
         m_.indexer ? sparse_mla_attention(shape, selected, hw_) : dense_mla_attention(shape, context, hw_);
     append(out, layer, label, kernel_op(m_.indexer ? "sparse_mla" : "dense_mla", OpCategory::attention, attn));
-    append(out, layer, label,
+    }
+    const std::string_view post = access != nullptr ? "attention_post" : label;
+    append(out, layer, post,
            kernel_op("v_up", OpCategory::gemm, gemm({T, heads * a.v_head_dim, a.kv_lora_rank, act}, hw_)));
-    append(out, layer, label, kernel_op("wo", OpCategory::gemm, gemm({T, m_.hidden, heads * a.v_head_dim, w}, hw_)));
+    append(out, layer, post, kernel_op("wo", OpCategory::gemm, gemm({T, m_.hidden, heads * a.v_head_dim, w}, hw_)));
   } else {
     const auto& g = m_.attention.gqa;
     const std::int64_t kv_local = std::max<std::int64_t>(1, g.kv_heads / tp_);
@@ -148,8 +163,159 @@ void DecodeStepBuilder::add_attention(std::vector<Segment>& out, int layer, Toke
     append(out, layer, label, kernel_op("o", OpCategory::gemm, gemm({T, m_.hidden, heads * g.head_dim, w}, hw_)));
   }
   close_with_allreduce(out, layer, "attn_allreduce", T, replica);
-  append(out, layer, label,
+  append(out, layer, access != nullptr ? "attention_post" : label,
          kernel_op("attn_residual", OpCategory::elementwise, elementwise({T * m_.hidden, 2, 1, act}, hw_)));
+  if (access != nullptr && offloaded_ > 0) {
+    // The new tokens' latent entries go to the host copy of the cache: one contiguous run per
+    // request, started now and waited for only at the end of the step.
+    Segment wb;
+    wb.kind = SegmentKind::writeback;
+    wb.layer = layer;
+    wb.label = "writeback";
+    wb.transfer.h2d = false;
+    wb.transfer.gather = s_.cache.transfer == TransferPath::gather;
+    wb.transfer.bytes = static_cast<double>(offloaded_ * t.queries_per_request) * m_.attention.cache_bytes_per_token.value();
+    wb.transfer.runs = static_cast<double>(offloaded_);
+    record->d2h_bytes = wb.transfer.bytes;
+    out.push_back(std::move(wb));
+  }
+}
+
+void DecodeStepBuilder::add_offload_attention(std::vector<Segment>& out, int layer, Tokens t, std::int64_t context,
+                                              const LayerAccess& access, LayerOffload& record) const {
+  const DType act = m_.activation_dtype;
+  const auto& a = m_.attention.mla;
+  const auto& ix = *m_.indexer;
+  const std::int64_t T = t.total();
+  const std::int64_t heads = m_.attention.heads / tp_;
+  const std::int64_t selected = std::min(ix.top_k, context);
+  const double entry = m_.attention.cache_bytes_per_token.value();
+
+  // Misses of this GPU: the offloaded requests' mean, scaled (GPU-only requests never miss).
+  const double misses = std::min(access.misses, static_cast<double>(selected)) * static_cast<double>(offloaded_);
+  Transfer fetch;
+  fetch.h2d = true;
+  fetch.gather = s_.cache.transfer == TransferPath::gather;
+  fetch.bytes = misses * entry;
+  fetch.runs = access.runs * static_cast<double>(offloaded_);
+  fetch.nvme_bytes = fetch.bytes * cold_fraction_;
+  record.access = access;
+  record.h2d_bytes = fetch.bytes;
+
+  // Per query token, the selected entries split into those on the GPU and those fetched.
+  const double missed_per_request = misses / static_cast<double>(t.requests);
+  const auto miss_k = static_cast<std::int64_t>(std::llround(missed_per_request));
+  const std::int64_t hit_k = selected - miss_k;
+  const MlaShape shape{t.requests, t.queries_per_request, heads, a.kv_lora_rank + a.qk_rope_head_dim, a.kv_lora_rank,
+                       m_.attention.cache_bytes_per_token};
+  const auto scoring = [&](std::int64_t requests) {
+    return kernel_op("indexer_score", OpCategory::indexer,
+                     indexer_scoring({requests, t.queries_per_request, ix.heads, ix.head_dim, context, ix.cache_bytes_per_token}, hw_));
+  };
+  const auto selecting = [&](std::int64_t requests) {
+    return kernel_op("indexer_topk", OpCategory::indexer, topk({requests * t.queries_per_request, context, ix.top_k}, hw_));
+  };
+  const auto attention_over = [&](std::string_view name, std::int64_t requests, std::int64_t entries) {
+    MlaShape part = shape;
+    part.requests = requests;
+    return kernel_op(name, OpCategory::attention, sparse_mla_attention(part, std::max<std::int64_t>(1, entries), hw_));
+  };
+  const Op merge = kernel_op("attention_merge", OpCategory::elementwise,
+                             elementwise({T * heads * a.kv_lora_rank, 2, 1, act}, hw_));
+  const Op absorb =
+      kernel_op("q_absorb", OpCategory::gemm, gemm({T, heads * a.kv_lora_rank, a.qk_nope_head_dim, act}, hw_));
+  const auto fetch_time = [&](double bytes, double runs) {
+    const Seconds nvme = bytes > 0 && s_.cache.nvme && fetch.nvme_bytes > 0
+                             ? s_.cache.nvme->latency + Bytes(bytes * cold_fraction_) / s_.cache.nvme->bandwidth
+                             : Seconds(0.0);
+    if (bytes <= 0) return Seconds(0.0);
+    return nvme + (fetch.gather ? gather_time(CopyDirection::h2d, Bytes(bytes), hw_.pcie)
+                                : copy_time(CopyDirection::h2d, Bytes(bytes), std::max<std::int64_t>(1, std::llround(runs)), hw_.pcie));
+  };
+  const auto stage = [&](std::string_view label, Transfer part, std::vector<Op> ops) {
+    Segment seg;
+    seg.kind = SegmentKind::stage;
+    seg.layer = layer;
+    seg.label = label;
+    seg.transfer = part;
+    for (const Op& op : ops) seg.duration += op.time;
+    seg.ops = std::move(ops);
+    out.push_back(std::move(seg));
+  };
+
+  // Candidate timelines, estimated with the cost models alone (no contention), for "auto".
+  const Op score_all = scoring(t.requests);
+  const Op topk_all = selecting(t.requests);
+  const Op attn_all = attention_over("sparse_mla", t.requests, selected);
+  const Op attn_hits = attention_over("sparse_mla_hits", t.requests, hit_k);
+  const Op attn_miss = attention_over("sparse_mla_misses", t.requests, miss_k);
+  const std::int64_t half_a = (t.requests + 1) / 2;
+  const std::int64_t half_b = t.requests - half_a;
+  const double share_a = static_cast<double>(half_a) / static_cast<double>(t.requests);
+  const Seconds t_fetch = fetch_time(fetch.bytes, fetch.runs);
+  const Seconds serial = score_all.time + topk_all.time + absorb.time + t_fetch + attn_all.time;
+  const Seconds da = score_all.time + topk_all.time + absorb.time + std::max(t_fetch, attn_hits.time) + attn_miss.time + merge.time;
+  Seconds dba = Seconds(1e300);
+  if (half_b > 0) {
+    const Op score_a = scoring(half_a);
+    const Op score_b = scoring(half_b);
+    const Op topk_a = selecting(half_a);
+    const Op topk_b = selecting(half_b);
+    const Op miss_a = attention_over("sparse_mla_misses_a", half_a, miss_k);
+    const Op miss_b = attention_over("sparse_mla_misses_b", half_b, miss_k);
+    dba = score_a.time + topk_a.time + absorb.time +
+          std::max(fetch_time(fetch.bytes * share_a, fetch.runs * share_a), score_b.time + topk_b.time) +
+          std::max(fetch_time(fetch.bytes * (1 - share_a), fetch.runs * (1 - share_a)), attn_hits.time + miss_a.time) +
+          miss_b.time + merge.time;
+  }
+  OverlapMode mode = s_.cache.overlap;
+  if (mode == OverlapMode::dba && half_b == 0) mode = OverlapMode::da;  // one request cannot be split
+  if (mode == OverlapMode::automatic) {
+    // Per layer, the mode the cost models say is fastest for this miss level (ties: the simpler).
+    mode = OverlapMode::serial;
+    if (da < serial) mode = OverlapMode::da;
+    if (dba < std::min(serial, da)) mode = OverlapMode::dba;
+  }
+  if (fetch.bytes <= 0) mode = OverlapMode::serial;  // nothing to hide
+  record.overlap = mode;
+
+  constexpr std::string_view pre = "attention";
+  switch (mode) {
+    case OverlapMode::serial:
+      append(out, layer, pre, score_all);
+      append(out, layer, pre, topk_all);
+      append(out, layer, pre, absorb);
+      if (fetch.bytes > 0) stage("fetch", fetch, {});
+      append(out, layer, "attention_post", attn_all);
+      break;
+    case OverlapMode::da:
+      append(out, layer, pre, score_all);
+      append(out, layer, pre, topk_all);
+      append(out, layer, pre, absorb);
+      stage("fetch_overlap", fetch, {attn_hits});
+      append(out, layer, "attention_post", attn_miss);
+      append(out, layer, "attention_post", merge);
+      break;
+    case OverlapMode::dba:
+    case OverlapMode::automatic: {
+      Transfer part_a = fetch;
+      part_a.bytes *= share_a;
+      part_a.runs *= share_a;
+      part_a.nvme_bytes *= share_a;
+      Transfer part_b = fetch;
+      part_b.bytes -= part_a.bytes;
+      part_b.runs -= part_a.runs;
+      part_b.nvme_bytes -= part_a.nvme_bytes;
+      append(out, layer, pre, scoring(half_a));
+      append(out, layer, pre, selecting(half_a));
+      append(out, layer, pre, absorb);
+      stage("fetch_a", part_a, {scoring(half_b), selecting(half_b)});
+      stage("fetch_b", part_b, {attn_hits, attention_over("sparse_mla_misses_a", half_a, miss_k)});
+      append(out, layer, "attention_post", attention_over("sparse_mla_misses_b", half_b, miss_k));
+      append(out, layer, "attention_post", merge);
+      break;
+    }
+  }
 }
 
 void DecodeStepBuilder::add_dense_mlp(std::vector<Segment>& out, int layer, Tokens t, int replica) const {
@@ -224,7 +390,11 @@ void DecodeStepBuilder::add_moe(std::vector<GpuStepPlan>& gpus, int layer, Token
     dispatch.label = "dispatch";
     dispatch.group = static_cast<int>(g) / ep_;
     dispatch.send_bytes.assign(G, 0.0);
-    for (std::size_t d = 0; d < G; ++d) dispatch.send_bytes[d] = static_cast<double>(pairs[g][d]) * dispatch_bytes;
+    dispatch.recv_bytes.assign(G, 0.0);
+    for (std::size_t d = 0; d < G; ++d) {
+      dispatch.send_bytes[d] = static_cast<double>(pairs[g][d]) * dispatch_bytes;
+      dispatch.recv_bytes[d] = static_cast<double>(pairs[d][g]) * dispatch_bytes;
+    }
     out.push_back(std::move(dispatch));
 
     std::int64_t rows = 0;
@@ -252,8 +422,12 @@ void DecodeStepBuilder::add_moe(std::vector<GpuStepPlan>& gpus, int layer, Token
     combine.label = "combine";
     combine.group = static_cast<int>(g) / ep_;
     combine.send_bytes.assign(G, 0.0);
+    combine.recv_bytes.assign(G, 0.0);
     // Expert outputs go back to the GPU each token came from.
-    for (std::size_t src = 0; src < G; ++src) combine.send_bytes[src] = static_cast<double>(pairs[src][g]) * combine_bytes;
+    for (std::size_t src = 0; src < G; ++src) {
+      combine.send_bytes[src] = static_cast<double>(pairs[src][g]) * combine_bytes;
+      combine.recv_bytes[src] = static_cast<double>(pairs[g][src]) * combine_bytes;
+    }
     out.push_back(std::move(combine));
 
     // Weighted sum of the experts' outputs (plus the shared expert's) and the residual add.
@@ -286,11 +460,20 @@ void DecodeStepBuilder::add_mtp_projection(std::vector<Segment>& out, int layer,
   append(out, layer, "mtp_in", kernel_op("eh_proj", OpCategory::gemm, gemm({T, m_.hidden, 2 * m_.hidden, m_.weight_dtype}, hw_)));
 }
 
-StepPlan DecodeStepBuilder::build(int step, Rng& rng) const {
+StepPlan DecodeStepBuilder::build(int step, Rng& rng, const std::vector<LayerAccess>* access) const {
   StepPlan plan;
   plan.step = step;
   plan.context = context_at(step);
   plan.gpus.resize(static_cast<std::size_t>(gpus_));
+  const bool offload = s_.cache.mode == CacheMode::offload;
+  if (offload) {
+    if (access == nullptr || access->size() != static_cast<std::size_t>(layers_total_)) {
+      throw std::invalid_argument("DecodeStepBuilder::build: offload mode needs the access of every layer");
+    }
+    plan.offload.resize(static_cast<std::size_t>(layers_total_));
+  }
+  const auto layer_access = [&](int layer) { return offload ? &(*access)[static_cast<std::size_t>(layer)] : nullptr; };
+  const auto layer_record = [&](int layer) { return offload ? &plan.offload[static_cast<std::size_t>(layer)] : nullptr; };
 
   const auto for_each_gpu = [&](const auto& add) {
     for (int g = 0; g < gpus_; ++g) add(plan.gpus[static_cast<std::size_t>(g)].segments, g / tp_);
@@ -300,10 +483,12 @@ StepPlan DecodeStepBuilder::build(int step, Rng& rng) const {
     std::vector<Segment> built;
     int built_for = -1;
     for_each_gpu([&](std::vector<Segment>& out, int replica) {
-      if (replica != built_for) {
+      // Without tensor parallelism every replica's segments are identical (no all-reduce group).
+      const int key = tp_ == 1 ? 0 : replica;
+      if (key != built_for) {
         built.clear();
         add(built, replica);
-        built_for = replica;
+        built_for = key;
       }
       out.insert(out.end(), built.begin(), built.end());
     });
@@ -313,7 +498,9 @@ StepPlan DecodeStepBuilder::build(int step, Rng& rng) const {
   const Tokens main{batch_ * tp_, s_.workload.mtp.depth};
   common([&](std::vector<Segment>& out, int) { add_embedding(out, main); });
   for (int layer = 0; layer < m_.layers; ++layer) {
-    common([&](std::vector<Segment>& out, int replica) { add_attention(out, layer, main, plan.context, replica); });
+    common([&](std::vector<Segment>& out, int replica) {
+      add_attention(out, layer, main, plan.context, replica, layer_access(layer), layer_record(layer));
+    });
     if (layer_kind(layer) == "moe") {
       add_moe(plan.gpus, layer, main, rng);
     } else {
@@ -327,7 +514,9 @@ StepPlan DecodeStepBuilder::build(int step, Rng& rng) const {
   for (int d = 1; d < s_.workload.mtp.depth; ++d) {
     const int layer = static_cast<int>(m_.layers) + d - 1;
     common([&](std::vector<Segment>& out, int) { add_mtp_projection(out, layer, draft); });
-    common([&](std::vector<Segment>& out, int replica) { add_attention(out, layer, draft, plan.context, replica); });
+    common([&](std::vector<Segment>& out, int replica) {
+      add_attention(out, layer, draft, plan.context, replica, layer_access(layer), layer_record(layer));
+    });
     if (m_.moe) {
       add_moe(plan.gpus, layer, draft, rng);
     } else {

@@ -19,8 +19,11 @@ namespace ess {
 
 class DecodeStepBuilder {
  public:
-  // `batch_per_gpu` is the resolved batch (the scenario's, or the largest that fits).
-  DecodeStepBuilder(const Scenario& scenario, std::int64_t batch_per_gpu);
+  // `batch_per_gpu` is the resolved batch (the scenario's, or the largest that fits). In offload
+  // mode `offloaded` of them keep their latent cache in host memory (the rest are GPU-only) and
+  // `cold_fraction` of each offloaded cache is on NVMe.
+  DecodeStepBuilder(const Scenario& scenario, std::int64_t batch_per_gpu, std::int64_t offloaded = 0,
+                    double cold_fraction = 0.0);
 
   [[nodiscard]] int gpus() const { return gpus_; }
   // Layers with their own weights and caches: the main layers, then the MTP modules in use.
@@ -31,7 +34,8 @@ class DecodeStepBuilder {
   [[nodiscard]] std::int64_t context_at(int step) const;
 
   // The plan of step `step`; `rng` drives the MoE routing (one stream per step is advised).
-  [[nodiscard]] StepPlan build(int step, Rng& rng) const;
+  // Offload mode needs `access`: per layer, what the cache simulation found for this step.
+  [[nodiscard]] StepPlan build(int step, Rng& rng, const std::vector<LayerAccess>* access = nullptr) const;
 
  private:
   struct Tokens {
@@ -41,7 +45,11 @@ class DecodeStepBuilder {
   };
 
   void add_embedding(std::vector<Segment>& out, Tokens t) const;
-  void add_attention(std::vector<Segment>& out, int layer, Tokens t, std::int64_t context, int replica) const;
+  void add_attention(std::vector<Segment>& out, int layer, Tokens t, std::int64_t context, int replica,
+                     const LayerAccess* access, LayerOffload* record) const;
+  // Offload: indexer, miss fetch and sparse attention of one MLA layer in the configured overlap.
+  void add_offload_attention(std::vector<Segment>& out, int layer, Tokens t, std::int64_t context,
+                             const LayerAccess& access, LayerOffload& record) const;
   void add_dense_mlp(std::vector<Segment>& out, int layer, Tokens t, int replica) const;
   void add_head(std::vector<Segment>& out, int layer, Tokens t) const;
   void add_mtp_projection(std::vector<Segment>& out, int layer, Tokens t) const;
@@ -61,6 +69,8 @@ class DecodeStepBuilder {
   int tp_;
   int ep_;
   int layers_total_;
+  std::int64_t offloaded_;
+  double cold_fraction_;
 };
 
 }  // namespace ess

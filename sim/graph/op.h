@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "models/units.h"
+#include "sim/config/scenario.h"
 
 namespace ess {
 
@@ -40,22 +41,53 @@ struct Op {
   Bytes bytes;
 };
 
-enum class SegmentKind { compute, alltoall, allreduce };
+enum class SegmentKind { compute, alltoall, allreduce, stage, writeback };
 
-// One activity of one GPU: a fused run of kernels on the compute stream, or a collective.
+// A host<->device transfer of latent entries (offload mode).
+struct Transfer {
+  bool h2d = true;          // host->device (miss fetch) or device->host (write-back)
+  bool gather = true;       // a UVA gather kernel (else cudaMemcpyAsync, one call per run)
+  double bytes = 0.0;
+  double runs = 0.0;        // contiguous runs (copy calls) for the copy path
+  double nvme_bytes = 0.0;  // part of `bytes` that must first be read from NVMe
+};
+
+// One activity of one GPU: a fused run of kernels on the compute stream, a collective, a stage
+// (a transfer running beside kernels: the segment ends when both are done), or a write-back (a
+// transfer the GPU starts and does not wait for until the end of the step).
 struct Segment {
   SegmentKind kind = SegmentKind::compute;
   int layer = -1;          // model layer (MTP modules follow the main layers); -1: embedding / head
   std::string_view label;  // "attention", "experts", "dispatch", ...
   std::vector<Op> ops;     // compute only, in execution order
   Seconds duration;        // compute: sum of the ops; allreduce: the cost model's time
-  // alltoall: bytes this GPU sends to every GPU (index = global GPU rank; own entry ignored).
+  // alltoall: bytes this GPU sends to, and receives from, every GPU (index = global GPU rank; the
+  // own entry stays local and is ignored).
   std::vector<double> send_bytes;
+  std::vector<double> recv_bytes;
   int group = 0;  // collective group (EP group or TP replica); members must all reach it
+  Transfer transfer;  // stage and writeback only
 };
 
 struct GpuStepPlan {
   std::vector<Segment> segments;
+};
+
+// Offload: what the cache simulation says about one layer in one step, per offloaded request.
+struct LayerAccess {
+  double misses = 0.0;  // selected entries not in the GPU pool (fetched this step)
+  double misses_stderr = 0.0;  // standard error of that mean over the sampled requests
+  double hits = 0.0;
+  double runs = 0.0;  // contiguous runs among the misses
+  double evictions = 0.0;
+};
+
+// Offload: the per-layer decisions of one step, recorded for the results.
+struct LayerOffload {
+  OverlapMode overlap = OverlapMode::serial;  // the mode used (auto resolved)
+  LayerAccess access;                         // per offloaded request
+  double h2d_bytes = 0.0;                     // per GPU
+  double d2h_bytes = 0.0;                     // per GPU
 };
 
 // Everything the GPUs do in one decode step.
@@ -63,6 +95,7 @@ struct StepPlan {
   int step = 0;
   std::int64_t context = 0;  // cached tokens per request at the start of the step
   std::vector<GpuStepPlan> gpus;
+  std::vector<LayerOffload> offload;  // per layer, offload mode only
 };
 
 }  // namespace ess

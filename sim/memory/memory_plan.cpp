@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 
 #include "sim/config/quantity.h"
@@ -148,6 +149,34 @@ Bytes indexer_cache_bytes_per_request(const Scenario& s, std::int64_t tokens) {
   return Bytes(layers * d(tokens) * s.model.indexer->cache_bytes_per_token.value());
 }
 
+OffloadPlacement place_requests(const Scenario& s, std::int64_t batch) {
+  OffloadPlacement p;
+  const std::int64_t tokens = cache_tokens(s);
+  // Every selected entry must be on the GPU when attention reads it: a pool holds at least one
+  // step's selection outside the pinned window (the cache simulation raises it the same way).
+  const std::int64_t top_k = s.model.indexer ? s.model.indexer->top_k : tokens;
+  p.pool_entries = std::max(s.cache.pool_capacity(tokens), std::min(top_k, std::max<std::int64_t>(0, tokens - s.cache.pinned_recent)));
+  p.host_capacity_per_socket = s.hardware.cpu.dram_capacity_per_socket;
+  const double per_request = kv_cache_bytes_per_request(s, tokens).value();
+  const double usable = s.hardware.cpu.dram_capacity_per_socket.value() * s.cache.host_memory_threshold;
+  // GPUs sharing a socket's memory (the last socket may hold fewer; the busiest one bounds).
+  const auto sharing = static_cast<double>(std::min(s.hardware.cpu.gpus_per_socket, s.hardware.gpu.count));
+  const double wanted = per_request * static_cast<double>(batch) * sharing;
+  if (s.cache.nvme) {
+    p.offloaded = batch;
+    p.host_latent_per_socket = Bytes(std::min(wanted, usable));
+    const double spill = std::max(0.0, wanted - usable);
+    p.nvme_latent_per_node = Bytes(spill * static_cast<double>(s.hardware.cpu.sockets));
+    p.cold_fraction = wanted > 0 ? spill / wanted : 0.0;
+    return p;
+  }
+  const auto fit_per_socket = static_cast<std::int64_t>(std::floor(usable / per_request));
+  p.offloaded = std::min(batch, static_cast<std::int64_t>(std::floor(static_cast<double>(fit_per_socket) / sharing)));
+  p.fallback = batch - p.offloaded;
+  p.host_latent_per_socket = Bytes(per_request * static_cast<double>(p.offloaded) * sharing);
+  return p;
+}
+
 MemoryBudget plan_memory(const Scenario& s, std::int64_t batch) {
   const ModelConfig& m = s.model;
   const int tp = s.parallelism.tensor_parallel;
@@ -161,10 +190,30 @@ MemoryBudget plan_memory(const Scenario& s, std::int64_t batch) {
   b.lines.push_back({"weights", weight_bytes_per_gpu(s),
                      "tp " + std::to_string(tp) + ", ep " + std::to_string(s.parallelism.expert_parallel) +
                          (m.weight_dtype == DType::fp8 ? ", fp8 with 128x128 block scales" : "")});
-  const Bytes kv = kv_cache_bytes_per_request(s, tokens) * d(requests);
-  const std::string per_request = std::to_string(requests) + " requests x " + std::to_string(tokens) +
-                                  " tokens x " + std::to_string(m.layers + s.workload.mtp.depth - 1) + " layers";
-  b.lines.push_back({m.attention.kind == AttentionKind::mla ? "latent_cache" : "kv_cache", kv, per_request});
+  const std::string layers_text = std::to_string(m.layers + s.workload.mtp.depth - 1) + " layers";
+  const std::string per_request = std::to_string(requests) + " requests x " + std::to_string(tokens) + " tokens x " + layers_text;
+  if (s.cache.mode == CacheMode::offload) {
+    b.placement = place_requests(s, batch);
+    const auto& p = b.placement;
+    // Offloaded requests keep a pool of entries (plus the pinned recent window) per layer on the GPU.
+    const std::int64_t resident = std::min(tokens, p.pool_entries + s.cache.pinned_recent);
+    b.lines.push_back({"latent_pool", kv_cache_bytes_per_request(s, resident) * d(p.offloaded),
+                       std::to_string(p.offloaded) + " offloaded requests x " + std::to_string(resident) +
+                           " resident entries x " + layers_text});
+    b.lines.push_back({"latent_cache", kv_cache_bytes_per_request(s, tokens) * d(p.fallback),
+                       std::to_string(p.fallback) + " GPU-only requests (host memory above " +
+                           shortest_number(s.cache.host_memory_threshold) + " of capacity) x " + std::to_string(tokens) +
+                           " tokens x " + layers_text});
+    // Double-buffered landing space for one layer's misses: at most top_k entries per request.
+    const std::int64_t top_k = m.indexer ? m.indexer->top_k : tokens;
+    b.lines.push_back({"transfer_buffers",
+                       Bytes(2.0 * d(p.offloaded) * d(std::min(top_k, tokens)) * m.attention.cache_bytes_per_token.value()),
+                       "2 x " + std::to_string(p.offloaded) + " requests x " + std::to_string(std::min(top_k, tokens)) +
+                           " entries (double buffer)"});
+  } else {
+    b.lines.push_back({m.attention.kind == AttentionKind::mla ? "latent_cache" : "kv_cache",
+                       kv_cache_bytes_per_request(s, tokens) * d(requests), per_request});
+  }
   if (m.indexer) {
     b.lines.push_back({"indexer_cache", indexer_cache_bytes_per_request(s, tokens) * d(requests), per_request});
   }
@@ -192,9 +241,24 @@ MemoryBudget plan_memory(const Scenario& s, std::int64_t batch) {
   return b;
 }
 
+namespace {
+// In offload mode with an NVMe tier, the spilled latent cache must fit on the node's NVMe.
+bool nvme_fits(const Scenario& s, const MemoryBudget& b) {
+  return !s.cache.nvme || b.placement.nvme_latent_per_node <= s.cache.nvme->capacity;
+}
+std::string nvme_report(const Scenario& s, const MemoryBudget& b) {
+  if (!s.cache.nvme) return {};
+  return "  NVMe per node: " + gb(b.placement.nvme_latent_per_node) + " of " + gb(s.cache.nvme->capacity) + "\n";
+}
+}  // namespace
+
 std::int64_t resolve_batch(const Scenario& s) {
   if (s.workload.batch_per_gpu) {
     const MemoryBudget b = plan_memory(s, *s.workload.batch_per_gpu);
+    if (!nvme_fits(s, b)) {
+      throw CapacityError("batch_per_gpu " + std::to_string(*s.workload.batch_per_gpu) +
+                          " does not fit: the latent cache spilled to NVMe exceeds cache.nvme.capacity\n" + nvme_report(s, b));
+    }
     if (!b.fits()) {
       throw CapacityError("batch_per_gpu " + std::to_string(*s.workload.batch_per_gpu) + " does not fit in " +
                           s.hardware.name + " HBM (per GPU):\n" + b.report() +
@@ -203,16 +267,20 @@ std::int64_t resolve_batch(const Scenario& s) {
     return *s.workload.batch_per_gpu;
   }
   const MemoryBudget one = plan_memory(s, 1);
-  if (!one.fits()) {
+  if (!one.fits() || !nvme_fits(s, one)) {
     throw CapacityError("not even one request per GPU fits in " + s.hardware.name + " HBM (per GPU):\n" + one.report());
   }
   // Memory grows with the batch, so the largest batch that fits is found by bisection.
   std::int64_t lo = 1;          // fits
   std::int64_t hi = 1 << 20;    // the loader's bound on batch_per_gpu
-  if (plan_memory(s, hi).fits()) return hi;
+  const auto fits = [&](std::int64_t batch) {
+    const MemoryBudget b = plan_memory(s, batch);
+    return b.fits() && nvme_fits(s, b);
+  };
+  if (fits(hi)) return hi;
   while (hi - lo > 1) {
     const std::int64_t mid = lo + (hi - lo) / 2;
-    (plan_memory(s, mid).fits() ? lo : hi) = mid;
+    (fits(mid) ? lo : hi) = mid;
   }
   return lo;
 }

@@ -15,6 +15,20 @@
 
 namespace ess {
 
+// Where the requests of one GPU keep their latent cache in offload mode (cache.mode "offload").
+// Host memory per CPU socket is shared by its GPUs; above cache.host_memory_threshold of it, new
+// requests fall back to GPU-only placement (their whole latent cache in HBM). With an NVMe tier,
+// what does not fit in host memory goes there instead (the oldest tokens, the "cold" entries).
+struct OffloadPlacement {
+  std::int64_t offloaded = 0;  // requests per GPU whose latent cache is in host memory
+  std::int64_t fallback = 0;   // requests per GPU kept GPU-only by memory protection
+  Bytes host_latent_per_socket;  // latent cache held in host memory, per socket
+  Bytes host_capacity_per_socket;
+  Bytes nvme_latent_per_node;      // latent cache held on NVMe, per node
+  double cold_fraction = 0.0;      // share of each offloaded cache on NVMe
+  std::int64_t pool_entries = 0;   // GPU pool entries per request and layer (pinned window excluded)
+};
+
 struct MemoryLine {
   std::string name;  // "weights", "latent_cache", ...
   Bytes bytes;
@@ -23,6 +37,7 @@ struct MemoryLine {
 
 struct MemoryBudget {
   Bytes capacity;                   // HBM per GPU
+  OffloadPlacement placement;       // offload mode only
   std::vector<MemoryLine> lines;    // weights, caches, activations, runtime, reserve (in that order)
   [[nodiscard]] Bytes used() const;
   [[nodiscard]] Bytes free() const { return capacity - used(); }
@@ -31,6 +46,8 @@ struct MemoryBudget {
   // The budget line by line, like an out-of-memory report.
   [[nodiscard]] std::string report() const;
 };
+
+[[nodiscard]] OffloadPlacement place_requests(const Scenario& scenario, std::int64_t batch_per_gpu);
 
 // Thrown when no batch fits, or a requested batch does not: bad input, reported with the budget.
 class CapacityError : public std::runtime_error {

@@ -46,7 +46,90 @@ std::string fmt(const char* format, double v) {
   return buf;
 }
 
+nlohmann::ordered_json layer_offload_json(const RunResult& r, const LayerTimes& lt) {
+  const auto steps = static_cast<double>(r.steps);
+  const double samples = steps * r.gpus;
+  nlohmann::ordered_json o;
+  // Per offloaded request (cache simulation), per step.
+  o["misses_per_request"] = lt.misses / steps;
+  o["misses_stderr"] = std::sqrt(lt.misses_var) / steps;
+  o["hits_per_request"] = lt.hits / steps;
+  // Per GPU, per step.
+  o["h2d_bytes"] = lt.h2d_bytes / steps;
+  o["d2h_bytes"] = lt.d2h_bytes / steps;
+  o["transfer_s"] = lt.transfer / samples;
+  o["exposed_s"] = lt.exposed / samples;
+  o["hidden_s"] = (lt.transfer - lt.exposed) / samples;
+  o["overlap_ratio"] = lt.transfer > 0 ? (lt.transfer - lt.exposed) / lt.transfer : 1.0;
+  o["compute_lost_to_gather_s"] = lt.lost_to_gather / samples;
+  o["overlap_steps"] = {{"serial", lt.overlap_steps[0]}, {"da", lt.overlap_steps[1]}, {"dba", lt.overlap_steps[2]}};
+  return o;
+}
+
 }  // namespace
+
+nlohmann::ordered_json offload_summary(const Scenario& s, const RunResult& r) {
+  const auto& p = r.memory.placement;
+  const auto& c = s.cache;
+  double misses = 0.0;
+  double var = 0.0;
+  for (const auto& l : r.layers) {
+    misses += l.misses;
+    var += l.misses_var;
+  }
+  double transfer = 0.0;
+  double exposed = 0.0;
+  double lost = 0.0;
+  double writeback_wait = 0.0;
+  for (const auto& step : r.gpu_steps) {
+    for (const auto& g : step) {
+      transfer += g.transfer;
+      exposed += g.exposed;
+      lost += g.lost_to_gather;
+      writeback_wait += g.writeback_wait;
+    }
+  }
+  const double samples = static_cast<double>(r.steps) * r.gpus;
+  const double total_time = std::accumulate(r.step_time.begin(), r.step_time.end(), 0.0);
+  const double h2d = std::accumulate(r.step_h2d_bytes.begin(), r.step_h2d_bytes.end(), 0.0);
+  const double d2h = std::accumulate(r.step_d2h_bytes.begin(), r.step_d2h_bytes.end(), 0.0);
+  const auto& pcie = s.hardware.pcie;
+  nlohmann::ordered_json o;
+  o["pool_ratio"] = c.pool_ratio ? nlohmann::ordered_json(*c.pool_ratio) : nlohmann::ordered_json(nullptr);
+  o["pool_entries_per_request_layer"] = p.pool_entries;
+  o["pinned_recent"] = c.pinned_recent;
+  o["eviction"] = c.eviction;
+  o["transfer_path"] = std::string(to_string(c.transfer));
+  o["overlap"] = std::string(to_string(c.overlap));
+  o["access_model"] = c.access.model;
+  o["sampled_requests"] = c.sampled_requests;
+  o["offloaded_requests_per_gpu"] = p.offloaded;
+  // Memory protection: requests kept GPU-only because host memory passed its threshold; all are
+  // admitted with the batch, at step 0.
+  o["fallback_requests_per_gpu"] = p.fallback;
+  o["fallback_at_step"] = p.fallback > 0 ? nlohmann::ordered_json(0) : nlohmann::ordered_json(nullptr);
+  o["host_memory"] = {{"capacity_per_socket", p.host_capacity_per_socket.value()},
+                      {"threshold", c.host_memory_threshold},
+                      {"latent_cache_per_socket", p.host_latent_per_socket.value()}};
+  if (c.nvme) o["nvme"] = {{"latent_cache_per_node", p.nvme_latent_per_node.value()}, {"cold_fraction", p.cold_fraction}};
+  // Per step, per offloaded request, summed over layers (cache simulation, with its sampling error).
+  o["misses_per_request_per_step"] = misses / static_cast<double>(r.steps);
+  o["misses_stderr"] = std::sqrt(var) / static_cast<double>(r.steps);
+  // Per step, all GPUs.
+  o["h2d_bytes_per_step"] = h2d / static_cast<double>(r.steps);
+  o["d2h_bytes_per_step"] = d2h / static_cast<double>(r.steps);
+  // Per step, mean over GPUs.
+  o["transfer_s"] = transfer / samples;
+  o["exposed_s"] = exposed / samples;
+  o["hidden_s"] = (transfer - exposed) / samples;
+  o["overlap_ratio"] = transfer > 0 ? (transfer - exposed) / transfer : 1.0;
+  o["compute_lost_to_gather_s"] = lost / samples;
+  o["writeback_wait_s"] = writeback_wait / samples;
+  // Share of each GPU link's capacity used over the run, per direction.
+  o["pcie_utilization"] = {{"h2d", total_time > 0 ? h2d / r.gpus / (total_time * pcie.h2d_bandwidth.value()) : 0.0},
+                           {"d2h", total_time > 0 ? d2h / r.gpus / (total_time * pcie.d2h_bandwidth.value()) : 0.0}};
+  return o;
+}
 
 StepStats step_stats(const std::vector<double>& t) {
   StepStats s;
@@ -115,6 +198,7 @@ nlohmann::ordered_json results_json(const Scenario& s, const RunResult& r, const
   mem["free"] = r.memory.free().value();
   sum["memory_gpu_bytes"] = mem;
   sum["time_by_category_s"] = time_by_category(r);
+  if (r.offload) sum["offload"] = offload_summary(s, r);
   sum["simgrid_activities"] = r.activities;
   j["summary"] = sum;
 
@@ -138,12 +222,14 @@ nlohmann::ordered_json results_json(const Scenario& s, const RunResult& r, const
     for (std::size_t c = 0; c < busy.size(); ++c) busy[c] = lt.busy[c] / samples;
     const double time = std::accumulate(busy.begin(), busy.end(), 0.0) + lt.wait / samples;
     const bool head = lt.kind == "head";
-    layers.push_back({{"layer", head ? -1 : static_cast<int>(l)},
-                      {"kind", lt.kind},
-                      {"time_s", time},
-                      {"by_category_s", categories_json(busy, lt.wait / samples)},
-                      {"flops", lt.flops.value() / samples},
-                      {"hbm_bytes", lt.bytes.value() / samples}});
+    nlohmann::ordered_json layer = {{"layer", head ? -1 : static_cast<int>(l)},
+                                    {"kind", lt.kind},
+                                    {"time_s", time},
+                                    {"by_category_s", categories_json(busy, lt.wait / samples)},
+                                    {"flops", lt.flops.value() / samples},
+                                    {"hbm_bytes", lt.bytes.value() / samples}};
+    if (r.offload && !head) layer["offload"] = layer_offload_json(r, lt);
+    layers.push_back(layer);
   }
   return j;
 }
@@ -169,6 +255,23 @@ std::string results_table(const Scenario& s, const RunResult& r) {
   for (const auto& line : r.memory.lines) out += "    " + line.name + std::string(16 - std::min<std::size_t>(15, line.name.size()), ' ') + fmt("%8.2f", line.bytes.value() / 1e9) + "\n";
   out += "    free            " + fmt("%8.2f", r.memory.free().value() / 1e9) + "   of " +
          fmt("%.2f", r.memory.capacity.value() / 1e9) + " HBM\n\n";
+  if (r.offload) {
+    const auto o = offload_summary(s, r);
+    out += "  offload (" + o["transfer_path"].get<std::string>() + ", overlap " + o["overlap"].get<std::string>() + ", pool " +
+           std::to_string(o["pool_entries_per_request_layer"].get<std::int64_t>()) + " entries per request and layer)\n";
+    out += "    misses          " + fmt("%8.0f", o["misses_per_request_per_step"].get<double>()) + " per request per step (+/- " +
+           fmt("%.0f", o["misses_stderr"].get<double>()) + " sampling error)\n";
+    out += "    PCIe h2d        " + fmt("%8.3f", o["h2d_bytes_per_step"].get<double>() / r.gpus / 1e9) + " GB per GPU per step, " +
+           fmt("%.1f", o["pcie_utilization"]["h2d"].get<double>() * 100) + "% of the link\n";
+    out += "    fetch time      " + fmt("%8.3f", o["transfer_s"].get<double>() * 1e3) + " ms per step: " +
+           fmt("%.3f", o["hidden_s"].get<double>() * 1e3) + " hidden, " + fmt("%.3f", o["exposed_s"].get<double>() * 1e3) +
+           " exposed, " + fmt("%.3f", o["compute_lost_to_gather_s"].get<double>() * 1e3) + " compute lost to gathers\n";
+    if (o["fallback_requests_per_gpu"].get<std::int64_t>() > 0) {
+      out += "    GPU-only        " + std::to_string(o["fallback_requests_per_gpu"].get<std::int64_t>()) +
+             " requests per GPU (host memory above the threshold)\n";
+    }
+    out += "\n";
+  }
   out += "  time per step, mean over GPUs (ms)\n";
   const auto cats = time_by_category(r);
   for (const auto& [name, v] : cats.items()) {

@@ -27,6 +27,9 @@ struct StepStats {
 // mean step time. Keys: gemm, attention, indexer, norm, elementwise, collectives, transfers, idle.
 [[nodiscard]] nlohmann::ordered_json time_by_category(const RunResult& r);
 
+// summary.offload of an offload run: placement, misses, bytes, hidden and exposed transfer time.
+[[nodiscard]] nlohmann::ordered_json offload_summary(const Scenario& s, const RunResult& r);
+
 // The whole results document. `version` is ess-sim's version; `scenario_sha256` identifies the
 // resolved scenario (the text `ess-sim check` prints).
 [[nodiscard]] nlohmann::ordered_json results_json(const Scenario& s, const RunResult& r, const std::string& version,

@@ -153,8 +153,8 @@ TEST_CASE("a --set value that fails validation is reported with the --set argume
   CHECK_THROWS_MATCHES(load(minimal_scenario(), sets({"hardware.nvlink.bandwidth=-1GB/s"})), ConfigError,
                        config_error("--set hardware.nvlink.bandwidth=-1GB/s", "/hardware/nvlink/bandwidth",
                                     {"must be > 0"}));
-  CHECK_THROWS_MATCHES(load(minimal_scenario(), sets({"cache.mode=offload"})), ConfigError,
-                       config_error("--set cache.mode=offload", "/cache/mode", {"not implemented"}));
+  CHECK_THROWS_MATCHES(load(minimal_scenario(), sets({"cache.mode=offlaod"})), ConfigError,
+                       config_error("--set cache.mode=offlaod", "/cache/mode", {"did you mean \"offload\""}));
 }
 
 TEST_CASE("a --set naming an unknown preset is reported with the --set argument as origin", "[overrides]") {

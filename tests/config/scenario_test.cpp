@@ -516,9 +516,21 @@ TEST_CASE("hardware consistency checks: PCIe switches and CPU sockets", "[scenar
             .hardware.kernels.gemm.compute_efficiency == 0.75);
 }
 
-TEST_CASE("cache mode \"offload\" is recognised and refused as not implemented", "[scenario]") {
+TEST_CASE("cache mode \"offload\" needs a pool size and an MLA model", "[scenario]") {
   CHECK_THROWS_MATCHES(load(patched({{"cache", {{"mode", "offload"}}}})), ConfigError,
-                       config_error(kOrigin, "/cache/mode", {"\"offload\"", "not implemented", "\"gpu\""}));
+                       config_error(kOrigin, "/cache/pool_ratio", {"exactly one of \"pool_ratio\"", "\"pool_entries\""}));
+  CHECK_THROWS_MATCHES(load(patched({{"cache", {{"mode", "offload"}, {"pool_ratio", 0.2}, {"pool_entries", 100}}}})),
+                       ConfigError, config_error(kOrigin, "/cache/pool_entries", {"exactly one of"}));
+  CHECK_THROWS_MATCHES(load(patched({{"model", "llama-3.1-70b"}, {"cache", {{"mode", "offload"}, {"pool_ratio", 0.2}}}})),
+                       ConfigError, config_error(kOrigin, "/cache/mode", {"GQA attention"}));
+  CHECK_THROWS_MATCHES(load(patched({{"cache", {{"mode", "offload"}, {"pool_ratio", 1.5}}}})), ConfigError,
+                       config_error(kOrigin, "/cache/pool_ratio", {"must be in (0, 1]"}));
+  const auto s = load(patched({{"cache", {{"mode", "offload"}, {"pool_ratio", 0.2}, {"overlap", "dba"}}}}));
+  CHECK(s.cache.mode == ess::CacheMode::offload);
+  CHECK(s.cache.overlap == ess::OverlapMode::dba);
+  CHECK(s.cache.transfer == ess::TransferPath::gather);  // default
+  CHECK(s.cache.pool_capacity(32768) == 6554);           // ceil(0.2 x 32768)
+  CHECK(s.cache.host_memory_threshold == 0.9);
   CHECK_THROWS_MATCHES(load(patched({{"cache", {{"mode", "cpu"}}}})), ConfigError,
                        config_error(kOrigin, "/cache/mode", {"expected one of \"gpu\"", "got \"cpu\""}));
   CHECK(load(patched({{"cache", {{"mode", "gpu"}}}})).cache.mode == ess::CacheMode::gpu);

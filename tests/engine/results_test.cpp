@@ -51,10 +51,13 @@ TEST_CASE("time by category adds up to the step time, per step and on average") 
   for (const auto& step : r.json["steps"]) {
     CHECK(sum_of(step["by_category_s"]) == Approx(step["time_s"].get<double>()).epsilon(1e-9));
   }
-  // Layers (plus the head) account for the whole step as well.
+  // Layers (plus the head) account for the whole step as well, up to how much earlier than the
+  // slowest GPU the others finish the last step (GPUs leave an all-to-all when their own flows are
+  // done, and only the next collective brings them together again).
   double layers = 0.0;
   for (const auto& l : r.json["layers"]) layers += l["time_s"].get<double>();
-  CHECK(layers == Approx(r.json["summary"]["step_time_s"]["mean"].get<double>()).epsilon(1e-6));
+  CHECK(layers == Approx(r.json["summary"]["step_time_s"]["mean"].get<double>()).epsilon(1e-4));
+  CHECK(layers <= r.json["summary"]["step_time_s"]["mean"].get<double>());
 }
 
 TEST_CASE("results.json has the documented fields") {

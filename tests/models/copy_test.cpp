@@ -116,3 +116,20 @@ TEST_CASE("copy: time never decreases with bytes or chunks", "[copy][property]")
     }
   }
 }
+
+TEST_CASE("gather: one launch, no per-row overhead, a fraction of the link per direction", "[copy]") {
+  const auto pcie = ess::test::test_hardware().pcie;
+  // 1,000 rows of 656 B = 656,000 B. h2d: 1 us + 656,000 / (50e9 x 0.5 = 25e9) = 1 + 26.24 = 27.24 us.
+  CHECK(ess::gather_time(ess::CopyDirection::h2d, ess::Bytes(656000.0), pcie).value() == ess::test::near(27.24e-6));
+  // d2h: 1 us + 656,000 / (40e9 x 0.75 = 30e9) = 1 + 21.8666... = 22.8666... us.
+  CHECK(ess::gather_time(ess::CopyDirection::d2h, ess::Bytes(656000.0), pcie).value() ==
+        ess::test::near(22.866666666666667e-6));
+  // The same rows copied one call each: 1,000 x 2 us + 1 us + 656,000 / 50e9 = 2,014.12 us.
+  CHECK(ess::copy_time(ess::CopyDirection::h2d, ess::Bytes(656000.0), 1000, pcie).value() ==
+        ess::test::near(2014.12e-6));
+  CHECK(ess::gather_rate(ess::CopyDirection::h2d, pcie).value() == ess::test::near(25e9));
+  CHECK_THROWS_AS(ess::gather_time(ess::CopyDirection::h2d, ess::Bytes(-1.0), pcie), std::invalid_argument);
+  auto bad = pcie;
+  bad.gather_h2d_efficiency = 0.0;
+  CHECK_THROWS_AS(ess::gather_time(ess::CopyDirection::h2d, ess::Bytes(1.0), bad), std::invalid_argument);
+}

@@ -43,6 +43,9 @@ inline Hardware test_hardware() {
   hw.pcie.latency = Seconds(1e-6);
   hw.pcie.h2d_call_overhead = Seconds(2e-6);
   hw.pcie.d2h_call_overhead = Seconds(3e-6);
+  hw.pcie.gather_h2d_efficiency = 0.5;  // gather: 25 GB/s h2d, 30 GB/s d2h
+  hw.pcie.gather_d2h_efficiency = 0.75;
+  hw.pcie.gather_sm_fraction = 0.1;
   hw.pcie.gpus_per_switch = 2;
   hw.pcie.switch_uplink_bandwidth = BytesPerSecond(64e9);
 

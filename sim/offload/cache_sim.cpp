@@ -1,0 +1,154 @@
+#include "sim/offload/cache_sim.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+namespace ess {
+
+namespace {
+
+void require(bool ok, const std::string& message) {
+  if (!ok) throw std::invalid_argument("CacheSimConfig: " + message);
+}
+
+
+}  // namespace
+
+void validate(const CacheSimConfig& config) {
+  require(config.layers >= 1, "layers must be >= 1, got " + std::to_string(config.layers));
+  require(config.top_k >= 1, "top_k must be >= 1, got " + std::to_string(config.top_k));
+  require(config.sampled_requests >= 1,
+          "sampled_requests must be >= 1, got " + std::to_string(config.sampled_requests));
+  require(config.warmup_windows >= 0,
+          "warmup_windows must be >= 0, got " + std::to_string(config.warmup_windows));
+  const bool by_ratio = config.capacity_ratio != 0.0;
+  const bool by_entries = config.capacity_entries != 0;
+  require(by_ratio != by_entries, "set exactly one of capacity_ratio and capacity_entries");
+  if (by_ratio) {
+    require(std::isfinite(config.capacity_ratio) && config.capacity_ratio > 0.0,
+            "capacity_ratio must be > 0");
+  } else {
+    require(config.capacity_entries >= 1, "capacity_entries must be >= 1");
+  }
+  PoolConfig pool{1, config.pinned_recent, config.policy, config.heat_decay};
+  validate(pool);
+}
+
+ScaledEstimate scale(double mean, double std_error, std::int64_t batch) {
+  if (batch < 0) throw std::invalid_argument("scale: negative batch " + std::to_string(batch));
+  const auto b = static_cast<double>(batch);
+  return {b * mean, b * std_error};
+}
+
+ScaledEstimate scale_misses(const LayerStats& stats, std::int64_t batch) {
+  return scale(stats.misses_mean, stats.misses_stderr, batch);
+}
+
+CacheSimulator::CacheSimulator(const CacheSimConfig& config, AccessModel& model)
+    : config_(config), model_(model) {
+  validate(config_);
+  const std::int64_t initial = capacity_at(1);
+  const PoolConfig pool{initial, config_.pinned_recent, config_.policy, config_.heat_decay};
+  const auto count = static_cast<std::size_t>(config_.layers) *
+                     static_cast<std::size_t>(config_.sampled_requests);
+  pools_.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) pools_.emplace_back(pool);
+}
+
+std::int64_t CacheSimulator::capacity_at(std::int64_t context) const {
+  std::int64_t capacity = config_.capacity_entries;
+  if (config_.capacity_ratio != 0.0) {
+    const double wanted = std::ceil(config_.capacity_ratio * static_cast<double>(context));
+    capacity = static_cast<std::int64_t>(
+        std::min(wanted, static_cast<double>(std::numeric_limits<std::int32_t>::max())));
+  }
+  const std::int64_t outside_pin = std::max<std::int64_t>(0, context - config_.pinned_recent);
+  return std::max({capacity, std::min(config_.top_k, outside_pin), std::int64_t{1}});
+}
+
+const GpuPool& CacheSimulator::pool(int layer, int request) const {
+  if (layer < 0 || layer >= config_.layers || request < 0 || request >= config_.sampled_requests) {
+    throw std::out_of_range("CacheSimulator::pool: no pool for layer " + std::to_string(layer) +
+                            ", request " + std::to_string(request));
+  }
+  return pools_[static_cast<std::size_t>(layer) * static_cast<std::size_t>(config_.sampled_requests) +
+                static_cast<std::size_t>(request)];
+}
+
+void CacheSimulator::resize_pools(std::int64_t context) {
+  const std::int64_t capacity = capacity_at(context);
+  for (GpuPool& pool : pools_) {
+    if (pool.capacity() != capacity) pool.set_capacity(capacity);
+  }
+}
+
+void CacheSimulator::warm_up(std::int64_t context) {
+  if (warmed_ || stepped_) {
+    throw std::logic_error("CacheSimulator::warm_up: only once, before the first step");
+  }
+  warmed_ = true;
+  const int S = config_.sampled_requests;
+  for (int w = config_.warmup_windows; w >= 1; --w) {
+    const std::int64_t ctx = context - w;
+    if (ctx < 1) continue;
+    resize_pools(ctx);
+    for (int layer = 0; layer < config_.layers; ++layer) {
+      for (int request = 0; request < S; ++request) {
+        model_.select(-w, layer, request, ctx, selected_);
+        pools_[static_cast<std::size_t>(layer) * static_cast<std::size_t>(S) +
+               static_cast<std::size_t>(request)]
+            .access(selected_, ctx, -w);
+      }
+    }
+  }
+}
+
+StepStats CacheSimulator::step(int step, std::int64_t context) {
+  stepped_ = true;
+  resize_pools(context);
+  const int S = config_.sampled_requests;
+  StepStats out;
+  out.step = step;
+  out.context = context;
+  out.capacity = capacity_at(context);
+  out.layers.resize(static_cast<std::size_t>(config_.layers));
+  for (int layer = 0; layer < config_.layers; ++layer) {
+    std::vector<double>& misses = misses_scratch_;
+    misses.clear();
+    double hits = 0.0;
+    double runs = 0.0;
+    double evictions = 0.0;
+    for (int request = 0; request < S; ++request) {
+      model_.select(step, layer, request, context, selected_);
+      const AccessResult r = pools_[static_cast<std::size_t>(layer) * static_cast<std::size_t>(S) +
+                                    static_cast<std::size_t>(request)]
+                                 .access(selected_, context, step);
+      misses.push_back(static_cast<double>(r.misses));
+      hits += static_cast<double>(r.hits);
+      runs += static_cast<double>(r.runs);
+      evictions += static_cast<double>(r.evictions);
+    }
+    const auto n = static_cast<double>(S);
+    LayerStats& stats = out.layers[static_cast<std::size_t>(layer)];
+    stats.requests = S;
+    double sum = 0.0;
+    for (const double m : misses) sum += m;
+    stats.misses_mean = sum / n;
+    stats.hits_mean = hits / n;
+    stats.runs_mean = runs / n;
+    stats.evictions_mean = evictions / n;
+    if (S >= 2) {
+      double sq = 0.0;  // two passes: no cancellation
+      for (const double m : misses) sq += (m - stats.misses_mean) * (m - stats.misses_mean);
+      stats.misses_stderr = std::sqrt(sq / (n - 1.0) / n);
+    } else {
+      stats.misses_stderr = std::numeric_limits<double>::quiet_NaN();
+    }
+  }
+  return out;
+}
+
+}  // namespace ess

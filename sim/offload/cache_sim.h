@@ -1,0 +1,105 @@
+// Index-level simulation of ESS's per-request GPU pools over a sample of requests.
+//
+// A batch of B requests is represented by S sampled requests (S << B is the point: a pool per
+// request and layer costs memory and time). Every step, each sampled request selects its top-k
+// entries in every layer (AccessModel) and accesses its own pool (GpuPool). The result per layer is
+// the mean over the sample of misses (and hits, runs, evictions) per request, with the standard
+// error of the mean: stderr = sd / sqrt(S), the sampling error of treating S requests as
+// representative. The caller scales the sample to its batch with scale() below: the expected total
+// over B requests is B x mean, known to within B x stderr.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/offload/access_model.h"
+#include "sim/offload/gpu_pool.h"
+
+namespace ess {
+
+struct CacheSimConfig {
+  int layers = 61;            // layers with a pool (DeepSeek-V3.2-Exp: 61; 62 with MTP)
+  std::int64_t top_k = 2048;  // entries the indexer selects per step (must match the model's)
+  int sampled_requests = 8;   // S, >= 1 (stderr needs S >= 2; it is NaN for S = 1)
+  // Pseudo-steps of warm-up before decoding: the paper warms each pool with the top-2K selections
+  // of the last 32 prefill windows. >= 0.
+  int warmup_windows = 32;
+
+  // Pool size per request and layer: set exactly one of these (> 0).
+  //  capacity_ratio:   ceil(ratio x context), re-evaluated every step (the paper's sparse memory
+  //                    ratio, SMR: 0.2 at 32K, 0.1 at 128K);
+  //  capacity_entries: a fixed number of entries.
+  // Either way the capacity is raised, if needed, to one step's selection outside the pinned window
+  // (every selected entry must be on the GPU for attention to read it).
+  double capacity_ratio = 0.0;
+  std::int64_t capacity_entries = 0;
+  std::int64_t pinned_recent = 0;  // PoolConfig::pinned_recent
+  EvictionPolicy policy = EvictionPolicy::lru;
+  double heat_decay = 1.0;  // PoolConfig::heat_decay
+};
+
+// Throws std::invalid_argument naming the field.
+void validate(const CacheSimConfig& config);
+
+// Per layer, over the sampled requests, for one step.
+struct LayerStats {
+  double misses_mean = 0.0;    // entries fetched from CPU memory per request
+  double misses_stderr = 0.0;  // standard error of misses_mean (sd / sqrt(S); NaN if S = 1)
+  double hits_mean = 0.0;
+  double runs_mean = 0.0;       // contiguous runs of missed positions per request
+  double evictions_mean = 0.0;
+  int requests = 0;             // S
+};
+
+struct StepStats {
+  int step = 0;
+  std::int64_t context = 0;
+  std::int64_t capacity = 0;  // pool capacity per request and layer used at this step
+  std::vector<LayerStats> layers;
+};
+
+// A per-request mean scaled to a batch: the expected total and its standard error.
+struct ScaledEstimate {
+  double total = 0.0;
+  double std_error = 0.0;
+};
+// total = batch x mean, std_error = batch x stderr: the uncertainty of the expected batch total that
+// comes from sampling S requests. (The spread of one actual batch's total around its expectation,
+// sqrt(batch) x sd, is another quantity.) batch >= 0.
+[[nodiscard]] ScaledEstimate scale(double mean, double std_error, std::int64_t batch);
+[[nodiscard]] ScaledEstimate scale_misses(const LayerStats& stats, std::int64_t batch);
+
+class CacheSimulator {
+ public:
+  // `model` must outlive the simulator and serve requests 0 .. S-1 of `config.layers` layers; its
+  // top_k must be config.top_k. Throws std::invalid_argument for a bad configuration.
+  CacheSimulator(const CacheSimConfig& config, AccessModel& model);
+
+  // Runs the warm-up pseudo-steps -W .. -1 at contexts context-W .. context-1 (those below 1 are
+  // skipped), inserting their selections into the pools without counting them. `context` is the
+  // context of the first decode step. At most once, before the first step (std::logic_error).
+  void warm_up(std::int64_t context);
+
+  // One decode step: every sampled request selects in every layer and accesses its pool. Steps
+  // must increase and contexts must not decrease (std::invalid_argument from the model or pool).
+  StepStats step(int step, std::int64_t context);
+
+  // Capacity for a context: ratio or fixed, raised to one selection (see CacheSimConfig).
+  [[nodiscard]] std::int64_t capacity_at(std::int64_t context) const;
+
+  [[nodiscard]] const CacheSimConfig& config() const { return config_; }
+  [[nodiscard]] const GpuPool& pool(int layer, int request) const;
+
+ private:
+  void resize_pools(std::int64_t context);
+
+  CacheSimConfig config_;
+  AccessModel& model_;
+  std::vector<GpuPool> pools_;  // [layer * S + request]
+  std::vector<std::int64_t> selected_;
+  std::vector<double> misses_scratch_;
+  bool warmed_ = false;
+  bool stepped_ = false;
+};
+
+}  // namespace ess
