@@ -21,7 +21,7 @@ void add_run_command(CLI::App& app, CommandAction& action) {
     std::string out_dir;
     std::vector<std::string> sets;
     std::int64_t steps = 0;
-    int trace_steps = 2;
+    int trace_steps = 1;
     bool json = false;
   };
   auto o = std::make_shared<Options>();
@@ -31,7 +31,7 @@ void add_run_command(CLI::App& app, CommandAction& action) {
   cmd->add_option("-o,--output", o->out_dir, "Directory for results.json and trace.json (created if missing)");
   cmd->add_option("--steps", o->steps, "Decode steps to simulate (default: workload.decode_steps)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000}));
-  cmd->add_option("--trace-steps", o->trace_steps, "Steps recorded in trace.json (default 2; 0 for none)")
+  cmd->add_option("--trace-steps", o->trace_steps, "Steps recorded in trace.json with -o (default 1; 0 for none)")
       ->check(CLI::Range(0, 1000));
   cmd->add_option("--set", o->sets, "Override a field: dotted.path=value (repeatable)");
   cmd->add_flag("--json", o->json, "Print results.json to stdout instead of the summary table");
@@ -40,7 +40,8 @@ void add_run_command(CLI::App& app, CommandAction& action) {
       std::vector<Override> overrides;
       for (const auto& s : o->sets) overrides.push_back(parse_override(s));
       const Scenario scenario = load_scenario(o->file, overrides);
-      Simulation sim(scenario, SimulationOptions{o->steps, o->trace_steps});
+      // Without -o nothing is written, so no trace is recorded.
+      Simulation sim(scenario, SimulationOptions{o->steps, o->out_dir.empty() ? 0 : o->trace_steps});
       RunResult result = sim.run();
       const auto results = results_json(scenario, result, ESS_SIM_VERSION, sha256_hex(format_resolved(scenario.resolved)));
       const std::string results_text = results.dump(2) + "\n";

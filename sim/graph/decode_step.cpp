@@ -343,7 +343,8 @@ void DecodeStepBuilder::add_moe(std::vector<GpuStepPlan>& gpus, int layer, Token
 
   // Routing: each token picks experts_per_token distinct experts uniformly at random (a balanced
   // router with multinomial noise); the token goes to the replica of each expert in its own EP group.
-  std::vector<std::vector<std::int64_t>> pairs(G, std::vector<std::int64_t>(G, 0));  // [src][dst]
+  std::vector<std::int64_t> pair_count(G * G, 0);  // [src * G + dst]
+  const auto pairs = [&](std::size_t src, std::size_t dst) -> std::int64_t& { return pair_count[src * G + dst]; };
   std::vector<std::int64_t> expert_rows(G * static_cast<std::size_t>(experts_per_gpu), 0);  // [gpu][local expert]
   std::vector<std::int64_t> picked(static_cast<std::size_t>(moe.experts_per_token));
   for (std::size_t src = 0; src < G; ++src) {
@@ -358,7 +359,7 @@ void DecodeStepBuilder::add_moe(std::vector<GpuStepPlan>& gpus, int layer, Token
         }
         picked[static_cast<std::size_t>(k)] = e;
         const std::size_t dst = group_start + static_cast<std::size_t>(e / experts_per_gpu);
-        ++pairs[src][dst];
+        ++pairs(src, dst);
         ++expert_rows[dst * static_cast<std::size_t>(experts_per_gpu) + static_cast<std::size_t>(e % experts_per_gpu)];
       }
     }
@@ -392,8 +393,8 @@ void DecodeStepBuilder::add_moe(std::vector<GpuStepPlan>& gpus, int layer, Token
     dispatch.send_bytes.assign(G, 0.0);
     dispatch.recv_bytes.assign(G, 0.0);
     for (std::size_t d = 0; d < G; ++d) {
-      dispatch.send_bytes[d] = static_cast<double>(pairs[g][d]) * dispatch_bytes;
-      dispatch.recv_bytes[d] = static_cast<double>(pairs[d][g]) * dispatch_bytes;
+      dispatch.send_bytes[d] = static_cast<double>(pairs(g, d)) * dispatch_bytes;
+      dispatch.recv_bytes[d] = static_cast<double>(pairs(d, g)) * dispatch_bytes;
     }
     out.push_back(std::move(dispatch));
 
@@ -425,8 +426,8 @@ void DecodeStepBuilder::add_moe(std::vector<GpuStepPlan>& gpus, int layer, Token
     combine.recv_bytes.assign(G, 0.0);
     // Expert outputs go back to the GPU each token came from.
     for (std::size_t src = 0; src < G; ++src) {
-      combine.send_bytes[src] = static_cast<double>(pairs[src][g]) * combine_bytes;
-      combine.recv_bytes[src] = static_cast<double>(pairs[g][src]) * combine_bytes;
+      combine.send_bytes[src] = static_cast<double>(pairs(src, g)) * combine_bytes;
+      combine.recv_bytes[src] = static_cast<double>(pairs(g, src)) * combine_bytes;
     }
     out.push_back(std::move(combine));
 

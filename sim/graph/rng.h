@@ -2,6 +2,7 @@
 // library (std::*_distribution is not), so the same seed gives byte-identical results.
 #pragma once
 
+#include <bit>
 #include <cstdint>
 
 namespace ess {
@@ -35,6 +36,7 @@ class Rng {
   // Uniform integer in [0, n), n >= 1, without modulo bias: draws below 2^64 mod n are rejected
   // so that every residue is equally likely.
   std::uint64_t below(std::uint64_t n) {
+    if ((n & (n - 1)) == 0) return n == 1 ? 0 : next() >> (64 - std::countr_zero(n));  // a power of two: exact
     const std::uint64_t threshold = (0 - n) % n;
     while (true) {
       const std::uint64_t x = next();

@@ -105,3 +105,47 @@ TEST_CASE("MLA's latent cache is not split by tensor parallelism, GQA's KV heads
   CHECK(ess::kv_cache_bytes_per_request(dp, 1001).value() == 4100096.0);
   CHECK(ess::kv_cache_bytes_per_request(tp, 1001).value() == 2050048.0);
 }
+
+TEST_CASE("memory protection: above 90% of a socket's memory, requests stay GPU-only") {
+  // dsv32-ess-128k with the DGX's 1 TB per socket instead of the scenario's 2 TB: one request
+  // caches (131072 + 8 steps x 2) = 131,088 tokens x 62 layers x 656 B = 5,331,611,136 B in host
+  // memory; 90% of 1 TB holds floor(9e11 / 5,331,611,136) = 168 of them per socket, shared by 4
+  // GPUs: 42 per GPU. Of a batch of 54, 12 per GPU stay GPU-only.
+  const auto s = bundled("dsv32-ess-128k", {"hardware.cpu.dram_capacity_per_socket=1TB"});
+  const auto p = ess::place_requests(s, 54);
+  CHECK(p.offloaded == 42);
+  CHECK(p.fallback == 12);
+  CHECK(p.host_latent_per_socket.value() == 42.0 * 4 * 5331611136.0);
+  // Their whole latent caches then land in HBM, and the batch no longer fits.
+  const auto b = ess::plan_memory(s, 54);
+  CHECK(b.line("latent_cache").value() == 12.0 * 5331611136.0);
+  CHECK_FALSE(b.fits());
+  CHECK_THROWS_WITH(ess::resolve_batch(s), Catch::Contains("GPU-only requests"));
+}
+
+TEST_CASE("offload keeps a pool per request and layer on the GPU and the whole indexer cache") {
+  // dsv32-ess-32k: pool 0.21 x (32768 + 16) = ceil(6884.64) = 6,885 entries x 62 layers x 656 B
+  // per request; 160 requests: 44,800,372,800 B. The indexer cache stays whole: 160 x 32,784 x 62
+  // x 132 B = 42,926,426,880 B.
+  const auto s = bundled("dsv32-ess-32k");
+  const auto b = ess::plan_memory(s, 160);
+  CHECK(b.placement.pool_entries == 6885);
+  CHECK(b.placement.fallback == 0);
+  CHECK(b.line("latent_pool").value() == 160.0 * 6885 * 62 * 656);
+  CHECK(b.line("indexer_cache").value() == 160.0 * 32784 * 62 * 132);
+  CHECK(b.fits());
+}
+
+TEST_CASE("with an NVMe tier, what host memory cannot hold spills to NVMe instead of HBM") {
+  const auto s = bundled("dsv32-ess-128k", {"hardware.cpu.dram_capacity_per_socket=1TB",
+                                            "cache.nvme.capacity=8TB", "cache.nvme.bandwidth=12GB/s",
+                                            "cache.nvme.latency=80us"});
+  const auto p = ess::place_requests(s, 54);
+  CHECK(p.fallback == 0);
+  CHECK(p.offloaded == 54);
+  // Wanted per socket 54 x 4 x 5,331,611,136 = 1,151,628,005,376 B; host keeps 9e11, the rest
+  // (251,628,005,376 B per socket, x 2 sockets) goes to NVMe.
+  CHECK(p.host_latent_per_socket.value() == 9e11);
+  CHECK(p.nvme_latent_per_node.value() == Approx(2 * 251628005376.0));
+  CHECK(p.cold_fraction == Approx(251628005376.0 / 1151628005376.0));
+}
