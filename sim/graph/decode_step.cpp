@@ -369,6 +369,22 @@ void DecodeStepBuilder::add_moe(std::vector<GpuStepPlan>& gpus, int layer, Token
   const double dispatch_bytes = static_cast<double>(m_.hidden) * (1.0 + kScaleBytes / kFp8GroupSize);
   const double combine_bytes = static_cast<double>(m_.hidden) * bytes_per_element(act);
   const std::int64_t shared_width = moe.expert_intermediate * moe.shared_experts;
+  // GPU g's side of an all-to-all: to each peer it sends `bytes_per_pair` per routed (token, expert)
+  // pair it sends there (dispatch), or per pair it received from there (combine, `back`).
+  const auto alltoall = [&](std::size_t g, std::string_view label, double bytes_per_pair, bool back) {
+    Segment seg;
+    seg.kind = SegmentKind::alltoall;
+    seg.layer = layer;
+    seg.label = label;
+    seg.group = static_cast<int>(g) / ep_;
+    seg.send_bytes.assign(G, 0.0);
+    seg.recv_bytes.assign(G, 0.0);
+    for (std::size_t peer = 0; peer < G; ++peer) {
+      seg.send_bytes[peer] = static_cast<double>(back ? pairs(peer, g) : pairs(g, peer)) * bytes_per_pair;
+      seg.recv_bytes[peer] = static_cast<double>(back ? pairs(g, peer) : pairs(peer, g)) * bytes_per_pair;
+    }
+    return seg;
+  };
 
   for (std::size_t g = 0; g < G; ++g) {
     auto& out = gpus[g].segments;
@@ -385,18 +401,7 @@ void DecodeStepBuilder::add_moe(std::vector<GpuStepPlan>& gpus, int layer, Token
       append(out, layer, "moe_in", kernel_op("shared_down", OpCategory::gemm, gemm({T, m_.hidden, shared_width, w}, hw_)));
     }
 
-    Segment dispatch;
-    dispatch.kind = SegmentKind::alltoall;
-    dispatch.layer = layer;
-    dispatch.label = "dispatch";
-    dispatch.group = static_cast<int>(g) / ep_;
-    dispatch.send_bytes.assign(G, 0.0);
-    dispatch.recv_bytes.assign(G, 0.0);
-    for (std::size_t d = 0; d < G; ++d) {
-      dispatch.send_bytes[d] = static_cast<double>(pairs(g, d)) * dispatch_bytes;
-      dispatch.recv_bytes[d] = static_cast<double>(pairs(d, g)) * dispatch_bytes;
-    }
-    out.push_back(std::move(dispatch));
+    out.push_back(alltoall(g, "dispatch", dispatch_bytes, false));
 
     std::int64_t rows = 0;
     std::int64_t active = 0;
@@ -417,19 +422,8 @@ void DecodeStepBuilder::add_moe(std::vector<GpuStepPlan>& gpus, int layer, Token
                        grouped_gemm({active, rows, m_.hidden, moe.expert_intermediate, w}, hw_)));
     }
 
-    Segment combine;
-    combine.kind = SegmentKind::alltoall;
-    combine.layer = layer;
-    combine.label = "combine";
-    combine.group = static_cast<int>(g) / ep_;
-    combine.send_bytes.assign(G, 0.0);
-    combine.recv_bytes.assign(G, 0.0);
     // Expert outputs go back to the GPU each token came from.
-    for (std::size_t src = 0; src < G; ++src) {
-      combine.send_bytes[src] = static_cast<double>(pairs(src, g)) * combine_bytes;
-      combine.recv_bytes[src] = static_cast<double>(pairs(g, src)) * combine_bytes;
-    }
-    out.push_back(std::move(combine));
+    out.push_back(alltoall(g, "combine", combine_bytes, true));
 
     // Weighted sum of the experts' outputs (plus the shared expert's) and the residual add.
     append(out, layer, "moe_out",
