@@ -2,7 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <condition_variable>
 #include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
 #include <functional>
 #include <map>
 #include <memory>
@@ -89,6 +93,78 @@ class PlanCache {
   AccessSource access_;
   int first_ = 0;
   std::deque<Entry> plans_;
+};
+
+// Runs the index-level cache simulation (warm-up, then each step in order) on a worker thread,
+// a few steps ahead of the SimGrid engine that consumes it. The cache simulation does not depend
+// on simulated time, so the results are the same as running it inline, only sooner.
+class AccessPipeline {
+ public:
+  AccessPipeline(CacheSimulator& sim, const DecodeStepBuilder& builder, std::int64_t steps)
+      : worker_([this, &sim, &builder, steps] { produce(sim, builder, steps); }) {}
+
+  AccessPipeline(const AccessPipeline&) = delete;
+  AccessPipeline& operator=(const AccessPipeline&) = delete;
+
+  ~AccessPipeline() {
+    {
+      const std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    changed_.notify_all();
+    worker_.join();
+  }
+
+  // The layers of step `step`; steps must be asked for in order, each once.
+  std::vector<LayerAccess> next(int step) {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [this] { return !ready_.empty() || error_; });
+    if (error_) std::rethrow_exception(error_);
+    if (step != consumed_) throw std::logic_error("AccessPipeline: steps must be consumed in order");
+    std::vector<LayerAccess> layers = std::move(ready_.front());
+    ready_.pop_front();
+    ++consumed_;
+    lock.unlock();
+    changed_.notify_all();
+    return layers;
+  }
+
+ private:
+  static constexpr std::size_t kAhead = 4;  // steps computed ahead of the engine, at most
+
+  void produce(CacheSimulator& sim, const DecodeStepBuilder& builder, std::int64_t steps) {
+    try {
+      sim.warm_up(builder.context_at(0));
+      for (int step = 0; step < steps; ++step) {
+        const StepStats stats = sim.step(step, builder.context_at(step));
+        std::vector<LayerAccess> layers;
+        for (const auto& l : stats.layers) {
+          layers.push_back(LayerAccess{l.misses_mean, std::isfinite(l.misses_stderr) ? l.misses_stderr : 0.0,
+                                       l.hits_mean, l.runs_mean, l.evictions_mean});
+        }
+        std::unique_lock lock(mutex_);
+        changed_.wait(lock, [this] { return ready_.size() < kAhead || stop_; });
+        if (stop_) return;
+        ready_.push_back(std::move(layers));
+        lock.unlock();
+        changed_.notify_all();
+      }
+    } catch (...) {
+      {
+        const std::lock_guard lock(mutex_);
+        error_ = std::current_exception();
+      }
+      changed_.notify_all();
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<std::vector<LayerAccess>> ready_;
+  int consumed_ = 0;
+  bool stop_ = false;
+  std::exception_ptr error_;
+  std::thread worker_;  // last: starts once the members above exist
 };
 
 // Shared by the GPU actors of one run (they run one at a time, so no locking).
@@ -427,6 +503,7 @@ RunResult Simulation::run() {
   // Offload: the index-level cache simulation over a sample of requests feeds each step's plan.
   std::unique_ptr<AccessModel> access_model;
   std::unique_ptr<CacheSimulator> cache_sim;
+  std::unique_ptr<AccessPipeline> pipeline;
   PlanCache::AccessSource access;
   if (result.offload) {
     const auto& c = scenario_.cache;
@@ -460,16 +537,8 @@ RunResult Simulation::run() {
     cc.policy = parse_eviction_policy(c.eviction);
     cc.heat_decay = c.heat_decay;
     cache_sim = std::make_unique<CacheSimulator>(cc, *access_model);
-    cache_sim->warm_up(builder.context_at(0));
-    access = [&cache_sim](int step, std::int64_t context) {
-      const StepStats stats = cache_sim->step(step, context);
-      std::vector<LayerAccess> layers;
-      for (const auto& l : stats.layers) {
-        layers.push_back(LayerAccess{l.misses_mean, std::isfinite(l.misses_stderr) ? l.misses_stderr : 0.0, l.hits_mean,
-                                     l.runs_mean, l.evictions_mean});
-      }
-      return layers;
-    };
+    pipeline = std::make_unique<AccessPipeline>(*cache_sim, builder, result.steps);
+    access = [&pipeline](int step, std::int64_t) { return pipeline->next(step); };
   }
   PlanCache plans(builder, scenario_.seed, result.gpus, access);
   RunState st;
