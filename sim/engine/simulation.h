@@ -43,7 +43,8 @@ struct LayerTimes {
   double wait = 0.0;     // summed over steps and GPUs
   Flops flops;           // summed over steps and GPUs
   Bytes bytes;
-  // Offload, summed over steps (per offloaded request) or over steps and GPUs (bytes, times).
+  // Offload: misses and hits per offloaded request summed over steps; bytes and times summed over
+  // steps and GPUs.
   double misses = 0.0;
   double misses_var = 0.0;  // sum of squared standard errors
   double hits = 0.0;

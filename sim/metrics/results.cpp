@@ -54,9 +54,9 @@ nlohmann::ordered_json layer_offload_json(const RunResult& r, const LayerTimes& 
   o["misses_per_request"] = lt.misses / steps;
   o["misses_stderr"] = std::sqrt(lt.misses_var) / steps;
   o["hits_per_request"] = lt.hits / steps;
-  // Per GPU, per step.
-  o["h2d_bytes"] = lt.h2d_bytes / steps;
-  o["d2h_bytes"] = lt.d2h_bytes / steps;
+  // Per GPU, per step (every GPU added its own bytes each step).
+  o["h2d_bytes"] = lt.h2d_bytes / samples;
+  o["d2h_bytes"] = lt.d2h_bytes / samples;
   o["transfer_s"] = lt.transfer / samples;
   o["exposed_s"] = lt.exposed / samples;
   o["hidden_s"] = (lt.transfer - lt.exposed) / samples;

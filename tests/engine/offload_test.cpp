@@ -112,3 +112,24 @@ TEST_CASE("on the ESS scenario, DA is not slower than serial and auto is not slo
   CHECK(automatic <= serial * (1 + 1e-9));
   CHECK(automatic <= da * (1 + 1e-3));  // auto decides from contention-free estimates
 }
+
+TEST_CASE("per-layer offload bytes are per GPU and add up to the summary's bytes over all GPUs") {
+  const auto s = ess::load_scenario(std::string(ESS_SOURCE_DIR) + "/scenarios/dsv32-ess-32k.json",
+                                    {ess::parse_override("workload.decode_steps=1"),
+                                     ess::parse_override("cache.sampled_requests=2"),
+                                     ess::parse_override("hardware.nodes=1"),
+                                     ess::parse_override("parallelism.attention_dp=8"),
+                                     ess::parse_override("parallelism.expert_parallel=8"),
+                                     ess::parse_override("workload.batch_per_gpu=16")});
+  const auto r = ess::Simulation(s, {1, 0}).run();
+  const auto j = ess::results_json(s, r, "test", "0");
+  double per_gpu = 0.0;
+  for (const auto& l : j["layers"]) {
+    if (!l.contains("offload")) continue;
+    per_gpu += l["offload"]["h2d_bytes"].get<double>();
+    // Bytes fetched = misses x entry size x offloaded requests (16 per GPU here).
+    CHECK(l["offload"]["h2d_bytes"].get<double>() ==
+          Approx(l["offload"]["misses_per_request"].get<double>() * 656 * 16).epsilon(1e-9));
+  }
+  CHECK(per_gpu * 8 == Approx(j["summary"]["offload"]["h2d_bytes_per_step"].get<double>()).epsilon(1e-9));
+}
