@@ -133,3 +133,18 @@ TEST_CASE("per-layer offload bytes are per GPU and add up to the summary's bytes
   }
   CHECK(per_gpu * 8 == Approx(j["summary"]["offload"]["h2d_bytes_per_step"].get<double>()).epsilon(1e-9));
 }
+
+TEST_CASE("cold entries on NVMe are read from it before they cross PCIe") {
+  // One request caches 8 + 1 step = 9 tokens x 1 layer x 656 B = 5,904 B. With 4,000 B of host
+  // memory per socket (90% usable: 3,600 B), 2,304 B of it (the cold share 2,304 / 5,904) live on
+  // NVMe, so 2,624 x 2,304 / 5,904 = 1,024 B of the fetch are read from NVMe first: 10 us + 1,024 B
+  // / 1 GB/s = 11.024 us before the serial gather. Step = 231.36152 + 11.024 = 242.38552 us.
+  const auto trace = write_trace();
+  auto doc = offload_scenario("serial", "gather", trace);
+  doc["hardware"]["cpu"]["dram_capacity_per_socket"] = "4000B";
+  doc["cache"]["nvme"] = {{"capacity", "1TB"}, {"bandwidth", "1GB/s"}, {"latency", "10us"}};
+  const auto s = ess::test::load(doc);
+  const auto r = ess::Simulation(s, {}).run();
+  CHECK(r.memory.placement.cold_fraction == Approx(2304.0 / 5904.0).epsilon(1e-12));
+  CHECK(r.step_time.at(0) == Approx(242.38552e-6).epsilon(1e-6));
+}
