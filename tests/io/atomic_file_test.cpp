@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/scratch_dir.h"
+
 #include <unistd.h>
 
 #include <filesystem>
@@ -16,35 +18,12 @@ using ess::OutputError;
 using ess::write_file_atomically;
 namespace fs = std::filesystem;
 
+using ess::test::ScratchDir;
+using ess::test::read_file;
+
 namespace {
 
-// A fresh empty directory under the system temp directory, removed (with its contents) at the end.
-class ScratchDir {
- public:
-  ScratchDir() {
-    static int counter = 0;
-    path_ = fs::temp_directory_path() /
-            ("ess-io-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  ~ScratchDir() {
-    std::error_code ignored;
-    fs::permissions(path_, fs::perms::owner_all, fs::perm_options::add, ignored);
-    fs::remove_all(path_, ignored);
-  }
-  [[nodiscard]] const fs::path& path() const { return path_; }
 
- private:
-  fs::path path_;
-};
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 // Every entry of `dir` by name, hidden ones included: temporaries start with a dot.
 std::set<std::string> listing(const fs::path& dir) {
@@ -68,7 +47,7 @@ std::string output_error_message(Action action) {
 }  // namespace
 
 TEST_CASE("write_file_atomically creates the file with exactly the content", "[atomic_file]") {
-  const ScratchDir dir;
+  const ScratchDir dir("ess-io-test");
   const fs::path target = dir.path() / "run.json";
   const std::string content = std::string("{\"a\":1}\n") + std::string(1, '\0') + std::string(100'000, 'x');
   write_file_atomically(target, content);
@@ -77,7 +56,7 @@ TEST_CASE("write_file_atomically creates the file with exactly the content", "[a
 }
 
 TEST_CASE("write_file_atomically writes an empty file", "[atomic_file]") {
-  const ScratchDir dir;
+  const ScratchDir dir("ess-io-test");
   const fs::path target = dir.path() / "empty.txt";
   write_file_atomically(target, "");
   CHECK(fs::is_regular_file(target));
@@ -85,7 +64,7 @@ TEST_CASE("write_file_atomically writes an empty file", "[atomic_file]") {
 }
 
 TEST_CASE("write_file_atomically replaces an existing file whole", "[atomic_file]") {
-  const ScratchDir dir;
+  const ScratchDir dir("ess-io-test");
   const fs::path target = dir.path() / "out.txt";
   write_file_atomically(target, "a long first version of the content\n");
   write_file_atomically(target, "short\n");
@@ -94,7 +73,7 @@ TEST_CASE("write_file_atomically replaces an existing file whole", "[atomic_file
 }
 
 TEST_CASE("write_file_atomically into a missing directory throws and creates nothing", "[atomic_file]") {
-  const ScratchDir dir;
+  const ScratchDir dir("ess-io-test");
   const fs::path target = dir.path() / "no-such-dir" / "out.txt";
   const std::string message = output_error_message([&] { write_file_atomically(target, "x"); });
   CHECK_THAT(message, Catch::Contains(target.string()));
@@ -103,7 +82,7 @@ TEST_CASE("write_file_atomically into a missing directory throws and creates not
 }
 
 TEST_CASE("write_file_atomically onto a directory throws and leaves the directory alone", "[atomic_file]") {
-  const ScratchDir dir;
+  const ScratchDir dir("ess-io-test");
   const fs::path target = dir.path() / "results";
   fs::create_directory(target);
   write_file_atomically(target / "inside.txt", "kept");
@@ -116,7 +95,7 @@ TEST_CASE("write_file_atomically onto a directory throws and leaves the director
 }
 
 TEST_CASE("write_file_atomically rejects a path without a file name", "[atomic_file]") {
-  const ScratchDir dir;
+  const ScratchDir dir("ess-io-test");
   CHECK_THROWS_AS(write_file_atomically(dir.path() / "", "x"), OutputError);
   CHECK(listing(dir.path()).empty());
 }
@@ -126,7 +105,7 @@ TEST_CASE("write_file_atomically into a read-only directory throws and keeps the
     WARN("skipped: running as root, which ignores directory permissions");
     return;
   }
-  const ScratchDir dir;
+  const ScratchDir dir("ess-io-test");
   const fs::path target = dir.path() / "out.txt";
   write_file_atomically(target, "old");
   fs::permissions(dir.path(), fs::perms::owner_write | fs::perms::group_write | fs::perms::others_write,
@@ -140,7 +119,7 @@ TEST_CASE("write_file_atomically into a read-only directory throws and keeps the
 }
 
 TEST_CASE("OutputError carries the path it is about", "[atomic_file]") {
-  const ScratchDir dir;
+  const ScratchDir dir("ess-io-test");
   const fs::path target = dir.path() / "missing" / "x.json";
   try {
     write_file_atomically(target, "x");
@@ -151,7 +130,7 @@ TEST_CASE("OutputError carries the path it is about", "[atomic_file]") {
 }
 
 TEST_CASE("ensure_directory creates missing parents and accepts an existing directory", "[atomic_file]") {
-  const ScratchDir dir;
+  const ScratchDir dir("ess-io-test");
   const fs::path nested = dir.path() / "a" / "b" / "c";
   ensure_directory(nested);
   CHECK(fs::is_directory(nested));
@@ -160,7 +139,7 @@ TEST_CASE("ensure_directory creates missing parents and accepts an existing dire
 }
 
 TEST_CASE("ensure_directory throws when a file is in the way", "[atomic_file]") {
-  const ScratchDir dir;
+  const ScratchDir dir("ess-io-test");
   const fs::path file = dir.path() / "file";
   write_file_atomically(file, "x");
 

@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "tests/scratch_dir.h"
+
 #include <unistd.h>
 
 #include <cstdint>
@@ -23,34 +25,12 @@ using ess::TraceStep;
 using Positions = std::vector<std::int64_t>;
 namespace fs = std::filesystem;
 
+using ess::test::ScratchDir;
+using ess::test::read_file;
+
 namespace {
 
-// A fresh empty directory under the system temp directory, removed (with its contents) at the end.
-class ScratchDir {
- public:
-  ScratchDir() {
-    static int counter = 0;
-    path_ = fs::temp_directory_path() /
-            ("ess-offload-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  ~ScratchDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  [[nodiscard]] const fs::path& path() const { return path_; }
 
- private:
-  fs::path path_;
-};
-
-std::string read_bytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 
 void write_bytes(const fs::path& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
@@ -112,7 +92,7 @@ AccessTraceError load_error(const fs::path& path, const std::string& bytes) {
 }  // namespace
 
 TEST_CASE("a replayed trace gives exactly the selections of the generator that wrote it") {
-  ScratchDir dir;
+  ScratchDir dir("ess-offload-test");
   const fs::path file = dir.path() / "trace.bin";
   SyntheticAccess writer(trace_params());
   ess::write_access_trace(file, writer, 3, 2, 512, trace_steps());
@@ -147,7 +127,7 @@ TEST_CASE("a replayed trace gives exactly the selections of the generator that w
 }
 
 TEST_CASE("a trace takes about a byte per selected entry") {
-  ScratchDir dir;
+  ScratchDir dir("ess-offload-test");
   const fs::path file = dir.path() / "big.bin";
   SyntheticAccessParams p;  // 32K context, top_k 2048
   p.layers = 2;
@@ -160,7 +140,7 @@ TEST_CASE("a trace takes about a byte per selected entry") {
 }
 
 TEST_CASE("replay refuses lookups that the file does not hold") {
-  ScratchDir dir;
+  ScratchDir dir("ess-offload-test");
   const fs::path file = dir.path() / "trace.bin";
   SyntheticAccess writer(trace_params());
   ess::write_access_trace(file, writer, 3, 2, 512, trace_steps());
@@ -173,7 +153,7 @@ TEST_CASE("replay refuses lookups that the file does not hold") {
 }
 
 TEST_CASE("the writer refuses bad arguments, broken models and unwritable paths") {
-  ScratchDir dir;
+  ScratchDir dir("ess-offload-test");
   SyntheticAccess model(trace_params());
   CHECK_THROWS_AS(ess::write_access_trace(dir.path() / "a", model, 0, 1, 512, {{0, 100}}),
                   std::invalid_argument);
@@ -215,7 +195,7 @@ TEST_CASE("the writer refuses bad arguments, broken models and unwritable paths"
 }
 
 TEST_CASE("a minimal hand-built file loads and replays") {
-  ScratchDir dir;
+  ScratchDir dir("ess-offload-test");
   const fs::path file = dir.path() / "t.bin";
   // 1 layer, 2 requests, top_k 2, steps -1 (zigzag 1) at context 4 and 2 at context 1.
   Bytes b;
@@ -239,7 +219,7 @@ TEST_CASE("a minimal hand-built file loads and replays") {
 }
 
 TEST_CASE("malformed trace files fail with the file name and the byte offset") {
-  ScratchDir dir;
+  ScratchDir dir("ess-offload-test");
   const fs::path file = dir.path() / "bad.bin";
   // Offsets: header 0-27; the block starts at 28 with the step (28) and context (29); the record
   // has layer (30), request (31), count (32), first position (33), gap (34).
@@ -293,7 +273,7 @@ TEST_CASE("malformed trace files fail with the file name and the byte offset") {
 }
 
 TEST_CASE("records and steps out of order are refused") {
-  ScratchDir dir;
+  ScratchDir dir("ess-offload-test");
   const fs::path file = dir.path() / "order.bin";
   // Two requests: the first record must be (layer 0, request 0).
   Bytes swapped;
@@ -314,7 +294,7 @@ TEST_CASE("records and steps out of order are refused") {
 }
 
 TEST_CASE("every truncation of a valid trace is reported as truncated") {
-  ScratchDir dir;
+  ScratchDir dir("ess-offload-test");
   const fs::path good = dir.path() / "good.bin";
   SyntheticAccessParams p = trace_params();
   p.layers = 2;
@@ -322,7 +302,7 @@ TEST_CASE("every truncation of a valid trace is reported as truncated") {
   p.recent_window = 4;
   SyntheticAccess model(p);
   ess::write_access_trace(good, model, 2, 2, 40, {{-1, 300}, {0, 301}, {1, 302}});
-  const std::string bytes = read_bytes(good);
+  const std::string bytes = read_file(good);
   const fs::path cut = dir.path() / "cut.bin";
   for (std::size_t n = 0; n < bytes.size(); ++n) {
     INFO("first " << n << " of " << bytes.size() << " bytes");
