@@ -19,13 +19,16 @@ enum class Bound { compute, memory, overhead };
 }
 
 struct KernelCost {
-  Seconds time;      // total: max(compute, memory) + overhead
+  Seconds time;      // total: max(compute, memory) + overhead, or measured (see `measured`)
   Seconds compute;   // compute-roof time (0 for bytes-only kernels)
   Seconds memory;    // memory-roof time
   Seconds overhead;  // fixed per-kernel time
   Flops flops;       // work counted by the model
   Bytes bytes;       // HBM traffic counted by the model
   Bound bound = Bound::memory;
+  // True when `time` comes from measurements of this very shape (a profile's measured GEMM table,
+  // models/gemm_table.h) rather than from the roofline terms above.
+  bool measured = false;
 };
 
 }  // namespace ess

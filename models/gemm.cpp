@@ -1,5 +1,6 @@
 #include "models/gemm.h"
 
+#include <cmath>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -57,7 +58,24 @@ KernelCost gemm(const GemmShape& shape, const Hardware& hw) {
   check::at_least("gemm", "m", shape.m, 1);
   check::at_least("gemm", "n", shape.n, 1);
   check::at_least("gemm", "k", shape.k, 1);
-  return grouped_cost(1, shape.m, shape.n, shape.k, shape.dtype, hw);
+  KernelCost cost = grouped_cost(1, shape.m, shape.n, shape.k, shape.dtype, hw);
+  if (!hw.kernels.gemm_measured) return cost;
+  const auto hit = gemm_table_lookup(*hw.kernels.gemm_measured, shape.m, shape.n, shape.k, shape.dtype);
+  if (!hit) return cost;
+  cost.measured = true;
+  const auto [m_lo, t_lo] = hit->lower;
+  const auto [m_hi, t_hi] = hit->upper;
+  if (m_lo == m_hi) {
+    // Measured exactly, or outside the measured range: the roofline's shape anchored at the
+    // nearest measurement (a ratio of two roofline times, so the efficiencies largely cancel).
+    const double anchor = grouped_cost(1, m_lo, shape.n, shape.k, shape.dtype, hw).time.value();
+    cost.time = Seconds(m_lo == shape.m ? t_lo : t_lo * cost.time.value() / anchor);
+  } else {
+    const double f = std::log(static_cast<double>(shape.m) / static_cast<double>(m_lo)) /
+                     std::log(static_cast<double>(m_hi) / static_cast<double>(m_lo));
+    cost.time = Seconds(std::exp(std::log(t_lo) + f * (std::log(t_hi) - std::log(t_lo))));
+  }
+  return cost;
 }
 
 }  // namespace ess

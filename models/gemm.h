@@ -8,6 +8,10 @@
 //
 // Every operand is read from and the output written to HBM exactly once (no L2 reuse across
 // kernels, no split-K partials). See models/README.md.
+//
+// Where hardware.kernels.gemm_measured covers the weight shape (n, k, dtype), `time` comes from
+// those measurements instead (models/gemm_table.h); flops, bytes and the roofline terms are still
+// reported, so the bound classification stays the roofline's.
 #pragma once
 
 #include <cstdint>

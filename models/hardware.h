@@ -5,11 +5,13 @@
 // the user's overrides, or (issue 5) by the calibration fit. Models never read JSON.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
 
 #include "models/dtype.h"
+#include "models/gemm_table.h"
 #include "models/units.h"
 
 namespace ess {
@@ -99,6 +101,10 @@ struct KernelParams {
   RooflineParams indexer;       // lightning-indexer scoring
   RooflineParams memory_bound;  // norms, elementwise, top-k: bytes only
   double topk_passes = 1.0;     // passes of the top-k selection over the logits (>= 1)
+  // GEMM times measured on this GPU (a calibrated profile's hardware.kernels.gemm_measured); the
+  // GEMM model uses them for the weight shapes they cover (models/gemm_table.h). Shared and
+  // immutable, so that copying a Hardware stays cheap. Null: roofline only.
+  std::shared_ptr<const GemmTable> gemm_measured;
 };
 
 // Alpha-beta collectives (NCCL-style).

@@ -5,6 +5,8 @@
 #include <stdexcept>
 
 #include "models/hardware.h"
+#include "calibration/measurements.h"
+#include "models/fit.h"
 #include "sim/cli/commands.h"
 #include "sim/config/config_error.h"
 #include "sim/io/atomic_file.h"
@@ -31,6 +33,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   add_presets_command(app, action);
   add_cost_command(app, action);
   add_bench_command(app, action);
+  add_calibrate_command(app, action);
 
   std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 consumes from the back
   try {
@@ -55,6 +58,12 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     return kExitBadInput;
   } catch (const AccessTraceError& e) {
     err << "error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const MeasurementError& e) {
+    err << "error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const FitError& e) {
+    err << "error: cannot calibrate: " << e.what() << "\n";
     return kExitBadInput;
   } catch (const ConfigError& e) {
     err << "error: " << e.what() << "\n";

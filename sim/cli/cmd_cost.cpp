@@ -1,4 +1,5 @@
 // `ess-sim cost <op> --hardware H ...`: price one operation with the cost models.
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <memory>
@@ -88,7 +89,13 @@ void print_seconds_json(std::ostream& out, Seconds t) { out << nlohmann::json{{"
 
 void print_kernel(std::ostream& out, const std::string& what, const std::string& hardware, const KernelCost& c) {
   out << what << " on " << hardware << "\n";
-  out << "  time      " << human_time(c.time) << "  (" << to_string(c.bound) << "-bound)\n";
+  if (c.measured) {
+    out << "  time      " << human_time(c.time) << "  (measured on this GPU: the profile's GEMM table, interpolated in m)\n";
+    out << "  roofline  " << human_time(std::max(c.compute, c.memory) + c.overhead) << "  (" << to_string(c.bound)
+        << "-bound; used for shapes the table does not cover)\n";
+  } else {
+    out << "  time      " << human_time(c.time) << "  (" << to_string(c.bound) << "-bound)\n";
+  }
   out << "  compute   " << human_time(c.compute) << "  for " << human_count(c.flops.value(), "FLOP") << "\n";
   out << "  memory    " << human_time(c.memory) << "  for " << human_count(c.bytes.value(), "B") << " of HBM traffic\n";
   out << "  overhead  " << human_time(c.overhead) << "\n";
@@ -103,7 +110,9 @@ void print_transfer(std::ostream& out, const std::string& what, const std::strin
 DType dtype_of(const std::string& name) { return *parse_dtype(name); }
 
 void add_common(CLI::App* cmd, const std::shared_ptr<CostOptions>& o) {
-  cmd->add_option("--hardware", o->hardware, "Hardware preset (see `ess-sim presets`)")->required();
+  cmd->add_option("--hardware", o->hardware,
+                  "Hardware preset (see `ess-sim presets`) or hardware profile file (e.g. calibration/profiles/X.json)")
+      ->required();
   cmd->add_flag("--json", o->json, "Print only {\"seconds\": ...}");
 }
 

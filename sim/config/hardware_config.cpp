@@ -1,5 +1,7 @@
 #include "sim/config/hardware_config.h"
 
+#include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "sim/config/reader.h"
@@ -78,6 +80,58 @@ CpuSpec read_cpu(ObjectReader& r, int gpus_per_node) {
   return c;
 }
 
+// hardware.kernels.gemm_measured (optional; written by `ess-sim calibrate`), like every value with
+// its source:
+//   {"value": {"shapes": [{"n": N, "k": K, "dtype": "fp16", "m": [...], "seconds": [...]}, ...]},
+//    "source": "..."}
+std::shared_ptr<const GemmTable> read_gemm_measured(ObjectReader& r) {
+  std::string source;
+  const nlohmann::json* j = r.take("gemm_measured", source);
+  if (j == nullptr || j->is_null()) return nullptr;
+  const auto fail = [&r](const std::string& where, const std::string& message) {
+    r.fail("gemm_measured", (where.empty() ? "" : where + ": ") + message);
+  };
+  if (!j->is_object() || !j->contains("shapes") || !(*j)["shapes"].is_array()) {
+    fail("", "expected {\"value\": {\"shapes\": [{\"n\", \"k\", \"dtype\", \"m\": [...], \"seconds\": [...]}]}, "
+             "\"source\": \"...\"}");
+  }
+  for (const auto& [key, v] : j->items()) {
+    if (key != "shapes") fail("", "unknown key \"" + key + "\" (expected shapes)");
+  }
+  auto table = std::make_shared<GemmTable>();
+  const auto& shapes = (*j)["shapes"];
+  for (std::size_t i = 0; i < shapes.size(); ++i) {
+    const auto& e = shapes[i];
+    const std::string where = "shapes[" + std::to_string(i) + "]";
+    const auto int_of = [&](const char* key) {
+      if (!e.is_object() || !e.contains(key) || !e[key].is_number_integer() || e[key].get<std::int64_t>() < 1) {
+        fail(where, std::string("\"") + key + "\" must be an integer >= 1");
+      }
+      return e[key].get<std::int64_t>();
+    };
+    const std::int64_t n = int_of("n");
+    const std::int64_t k = int_of("k");
+    const auto dtype = e.contains("dtype") && e["dtype"].is_string() ? parse_dtype(e["dtype"].get<std::string>()) : std::nullopt;
+    if (!dtype) fail(where, "\"dtype\" must be one of fp32, bf16, fp16, fp8");
+    if (!e.contains("m") || !e["m"].is_array() || !e.contains("seconds") || !e["seconds"].is_array() ||
+        e["m"].size() != e["seconds"].size() || e["m"].empty()) {
+      fail(where, "\"m\" and \"seconds\" must be arrays of the same non-zero length");
+    }
+    for (std::size_t p = 0; p < e["m"].size(); ++p) {
+      const auto& m = e["m"][p];
+      const auto& t = e["seconds"][p];
+      if (!m.is_number_integer() || !t.is_number()) fail(where, "m[" + std::to_string(p) + "] must be an integer and seconds[" + std::to_string(p) + "] a number");
+      try {
+        table->add(m.get<std::int64_t>(), n, k, *dtype, t.get<double>());
+      } catch (const std::invalid_argument& ex) {
+        fail(where, ex.what());
+      }
+    }
+  }
+  r.record("gemm_measured", nlohmann::ordered_json(*j), source);
+  return table;
+}
+
 }  // namespace
 
 Hardware read_hardware(ObjectReader& r) {
@@ -129,6 +183,7 @@ Hardware read_hardware(ObjectReader& r) {
       h.kernels.memory_bound = read_roofline(x);
     }
     h.kernels.topk_passes = k.number("topk_passes", Range::closed(1.0, 64.0));
+    h.kernels.gemm_measured = read_gemm_measured(k);
     k.finish();
   }
   {

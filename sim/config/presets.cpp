@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "sim/config/json_text.h"
+#include "sim/config/profile.h"
 
 namespace ess {
 
@@ -14,8 +15,11 @@ std::vector<Preset> load_all() {
   for (const auto& e : detail::embedded_presets()) {
     const std::string folder = e.kind;
     const PresetKind kind = folder == "models" ? PresetKind::model : PresetKind::hardware;
-    const std::string path = "scenarios/" + folder + "/" + e.name + ".json";
-    Preset p{kind, e.name, path, parse_json_text(e.text, "built-in preset " + path), {}};
+    // Shipped hardware profiles (calibration/profiles/) are presets too: their "hardware" section.
+    const bool profile = folder == "profiles";
+    const std::string path = (profile ? "calibration/profiles/" : "scenarios/" + folder + "/") + e.name + ".json";
+    const std::string origin = "built-in preset " + path;
+    Preset p{kind, e.name, path, profile ? profile_hardware(e.text, origin) : parse_json_text(e.text, origin), {}};
     if (const auto d = p.document.find("description"); d != p.document.end() && d->is_string()) {
       p.description = d->get<std::string>();
     }

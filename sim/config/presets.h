@@ -1,4 +1,5 @@
-// Built-in presets: the JSON files under scenarios/models/ and scenarios/hardware/, embedded in
+// Built-in presets: the JSON files under scenarios/models/, scenarios/hardware/ and
+// calibration/profiles/ (hardware profiles, their "hardware" section), embedded in
 // the binary at build time so that ess-sim works from any directory.
 #pragma once
 
@@ -33,7 +34,7 @@ struct Preset {
 
 namespace detail {
 struct EmbeddedPreset {
-  const char* kind;  // "models" or "hardware" (the folder)
+  const char* kind;  // "models", "hardware" (scenarios/ folders) or "profiles" (calibration/profiles/)
   const char* name;
   const char* text;
 };

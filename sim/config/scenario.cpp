@@ -10,6 +10,7 @@
 #include "sim/config/hardware_config.h"
 #include "sim/config/json_text.h"
 #include "sim/config/presets.h"
+#include "sim/config/profile.h"
 #include "sim/config/reader.h"
 
 namespace ess {
@@ -47,8 +48,42 @@ void deep_merge(nlohmann::json& base, const nlohmann::json& overrides) {
   }
 }
 
+// Replaces a hardware section {"profile": path, overrides...} by the profile's hardware merged
+// with the overrides. A relative path is resolved against `base_dir` (the scenario file's folder),
+// or against the current directory when the path itself came from --set.
+void resolve_profile(nlohmann::json& section, const std::string& pointer, Origins& origins,
+                     const std::filesystem::path& base_dir) {
+  const std::string profile_pointer = pointer_append(pointer, "profile");
+  const nlohmann::json& p = section["profile"];
+  if (!p.is_string() || p.get<std::string>().empty()) {
+    throw ConfigError(origins.at(profile_pointer), profile_pointer,
+                      "expected the path of a hardware profile (a string), got " + describe_json(p));
+  }
+  if (section.contains("preset")) {
+    throw ConfigError(origins.at(pointer), pointer, "give either \"preset\" or \"profile\", not both");
+  }
+  const std::string& origin_of_path = origins.at(profile_pointer);
+  std::filesystem::path path = p.get<std::string>();
+  if (path.is_relative() && origin_of_path.rfind("--", 0) != 0) path = base_dir / path;
+  const std::string shown = path.lexically_normal().string();
+  nlohmann::json hardware;
+  try {
+    hardware = read_profile_hardware(shown);
+  } catch (const ConfigError& e) {
+    if (e.origin().rfind("profile ", 0) == 0) throw;  // an error inside the profile names the profile
+    throw ConfigError(origin_of_path, profile_pointer, e.message() + " (profile path resolved to " + shown + ")");
+  }
+  nlohmann::json overrides = section;
+  overrides.erase("profile");
+  pin_override_origins(overrides, &hardware, pointer, origins);
+  origins.set(pointer, "profile " + shown);
+  deep_merge(hardware, overrides);
+  section = std::move(hardware);
+}
+
 // Replaces document[key] (a preset name or {"preset": name, overrides...}) by the merged preset.
-void resolve_preset_section(nlohmann::json& document, const std::string& key, PresetKind kind, Origins& origins) {
+void resolve_preset_section(nlohmann::json& document, const std::string& key, PresetKind kind, Origins& origins,
+                            const std::filesystem::path& base_dir) {
   const std::string pointer = pointer_append("", key);
   auto it = document.find(key);
   if (it == document.end()) {
@@ -67,6 +102,10 @@ void resolve_preset_section(nlohmann::json& document, const std::string& key, Pr
   if (it->is_string()) {
     name = it->get<std::string>();
   } else if (it->is_object()) {
+    if (kind == PresetKind::hardware && it->contains("profile")) {
+      resolve_profile(*it, pointer, origins, base_dir);
+      return;
+    }
     const auto p = it->find("preset");
     if (p == it->end()) return;  // fully inline: read as written
     name_pointer = pointer_append(pointer, "preset");
@@ -389,24 +428,26 @@ Override parse_override(std::string_view argument) {
   return o;
 }
 
-Scenario load_scenario_text(std::string_view text, const std::string& origin, const std::vector<Override>& overrides) {
+Scenario load_scenario_text(std::string_view text, const std::string& origin, const std::vector<Override>& overrides,
+                            const std::filesystem::path& base_dir) {
   nlohmann::json document = parse_json_text(text, origin);
   if (!document.is_object()) throw ConfigError(origin, "", "a scenario is a JSON object, got " + describe_json(document));
   Origins origins(origin);
   for (const auto& o : overrides) apply_override(document, o, origins);
-  resolve_preset_section(document, "model", PresetKind::model, origins);
-  resolve_preset_section(document, "hardware", PresetKind::hardware, origins);
+  resolve_preset_section(document, "model", PresetKind::model, origins, base_dir);
+  resolve_preset_section(document, "hardware", PresetKind::hardware, origins, base_dir);
   return read_scenario(document, origins, origin);
 }
 
 Scenario load_scenario(const std::string& path, const std::vector<Override>& overrides) {
-  return load_scenario_text(read_text_file(path), path, overrides);
+  return load_scenario_text(read_text_file(path), path, overrides, std::filesystem::path(path).parent_path());
 }
 
 Hardware load_hardware_preset(const std::string& name) {
-  nlohmann::json document = {{"hardware", name}};
+  // A path names a profile file, relative to the current directory.
+  nlohmann::json document = {{"hardware", names_a_file(name) ? nlohmann::json{{"profile", name}} : nlohmann::json(name)}};
   Origins origins("--hardware " + name);
-  resolve_preset_section(document, "hardware", PresetKind::hardware, origins);
+  resolve_preset_section(document, "hardware", PresetKind::hardware, origins, {});
   ObjectReader r(document, "", origins);
   auto h = r.object("hardware");
   Hardware hw = read_hardware(h);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -115,11 +116,15 @@ struct Override {
 // Loads, merges and validates. Throws ConfigError on any bad input.
 [[nodiscard]] Scenario load_scenario(const std::string& path, const std::vector<Override>& overrides = {});
 // The same from text; `origin` names it in errors.
+// `base_dir` is the folder relative hardware-profile paths are resolved against (empty: the
+// current directory).
 [[nodiscard]] Scenario load_scenario_text(std::string_view text, const std::string& origin,
-                                          const std::vector<Override>& overrides = {});
+                                          const std::vector<Override>& overrides = {},
+                                          const std::filesystem::path& base_dir = {});
 
-// Reads a hardware section alone ("h200-sxm" or {"preset": ..., overrides}) the way a scenario
-// does; used by `ess-sim cost --hardware`.
+// Reads a hardware section alone the way a scenario does: a preset name ("h200-sxm") or the path
+// of a hardware profile file (anything with a '/' or ending in .json; relative to the current
+// directory). Used by `ess-sim cost --hardware` and `ess-sim calibrate --base`.
 [[nodiscard]] Hardware load_hardware_preset(const std::string& name);
 
 // Prints a resolved document as indented JSON with each {"value", "source"} pair on one line.

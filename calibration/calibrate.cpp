@@ -1,0 +1,512 @@
+#include "calibration/calibrate.h"
+
+#include <cmath>
+#include <functional>
+#include <iomanip>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include "models/collective.h"
+#include "models/copy.h"
+#include "sim/config/hardware_config.h"
+#include "sim/config/presets.h"
+#include "sim/config/profile.h"
+#include "sim/config/quantity.h"
+#include "sim/config/reader.h"
+#include "sim/config/scenario.h"
+
+namespace ess {
+
+namespace {
+
+// Fitted values are written with 4 significant digits: more would claim a precision the
+// measurements (run-to-run spread of 1-5%) do not have. The errors reported are those of the
+// rounded values, since those are what every later simulation uses.
+double round_significant(double v, int digits) {
+  if (v == 0.0 || !std::isfinite(v)) return v;
+  const double scale = std::pow(10.0, digits - 1 - static_cast<int>(std::floor(std::log10(std::abs(v)))));
+  return std::round(v * scale) / scale;
+}
+
+// One hardware field a fit sets: its JSON path, how it is written, and access to its value.
+struct Field {
+  std::vector<std::string> path;
+  std::optional<Dimension> dimension;  // empty: a plain number (efficiency, FLOP count, fraction)
+  std::function<double(const Hardware&)> get;
+  std::function<void(Hardware&, double)> set;
+
+  [[nodiscard]] std::string dotted() const {
+    std::string s;
+    for (const auto& p : path) s += (s.empty() ? "" : ".") + p;
+    return s;
+  }
+  [[nodiscard]] std::string text(const Hardware& hw) const {
+    const double v = get(hw);
+    return dimension ? format_quantity(v, *dimension) : shortest_number(v);
+  }
+};
+
+// A cost model the measurements can calibrate.
+struct ModelSpec {
+  std::string name;
+  std::string description;
+  std::vector<double> measured;  // seconds per point
+  std::vector<Field> fields;
+  // Fits on the given points and writes the parameters into the hardware.
+  std::function<void(Hardware&, std::span<const std::size_t>)> fit;
+  // The model's prediction for point i on the given hardware (through the model functions the
+  // simulator itself calls).
+  std::function<double(const Hardware&, std::size_t)> predict;
+  // Optional: a group id per point (the GEMM weight shape); then a second cross-validation holds
+  // out whole groups, reported as "<name> by shape".
+  std::vector<std::size_t> groups;
+  // Optional: writes a fitted value that is not a scalar field (the measured GEMM table).
+  std::function<void(const Hardware&, nlohmann::json& doc, const std::string& source)> write;
+};
+
+Field roofline_field(const std::string& kernel, const std::string& key, RooflineParams KernelParams::*which) {
+  Field f;
+  f.path = {"kernels", kernel, key};
+  if (key == "compute_efficiency") {
+    f.get = [which](const Hardware& h) { return (h.kernels.*which).compute_efficiency; };
+    f.set = [which](Hardware& h, double v) { (h.kernels.*which).compute_efficiency = v; };
+  } else if (key == "compute_ramp") {
+    f.get = [which](const Hardware& h) { return (h.kernels.*which).compute_ramp.value(); };
+    f.set = [which](Hardware& h, double v) { (h.kernels.*which).compute_ramp = Flops(v); };
+  } else if (key == "memory_efficiency") {
+    f.get = [which](const Hardware& h) { return (h.kernels.*which).memory_efficiency; };
+    f.set = [which](Hardware& h, double v) { (h.kernels.*which).memory_efficiency = v; };
+  } else if (key == "memory_ramp") {
+    f.dimension = Dimension::bytes;
+    f.get = [which](const Hardware& h) { return (h.kernels.*which).memory_ramp.value(); };
+    f.set = [which](Hardware& h, double v) { (h.kernels.*which).memory_ramp = Bytes(v); };
+  } else {
+    f.dimension = Dimension::seconds;
+    f.get = [which](const Hardware& h) { return (h.kernels.*which).kernel_overhead.value(); };
+    f.set = [which](Hardware& h, double v) { (h.kernels.*which).kernel_overhead = Seconds(v); };
+  }
+  return f;
+}
+
+Field seconds_field(std::vector<std::string> path, std::function<Seconds&(Hardware&)> ref) {
+  Field f;
+  f.path = std::move(path);
+  f.dimension = Dimension::seconds;
+  f.get = [ref](const Hardware& h) { return ref(const_cast<Hardware&>(h)).value(); };
+  f.set = [ref](Hardware& h, double v) { ref(h) = Seconds(v); };
+  return f;
+}
+
+Field bandwidth_field(std::vector<std::string> path, std::function<BytesPerSecond&(Hardware&)> ref) {
+  Field f;
+  f.path = std::move(path);
+  f.dimension = Dimension::bytes_per_second;
+  f.get = [ref](const Hardware& h) { return ref(const_cast<Hardware&>(h)).value(); };
+  f.set = [ref](Hardware& h, double v) { ref(h) = BytesPerSecond(v); };
+  return f;
+}
+
+Field number_field(std::vector<std::string> path, std::function<double&(Hardware&)> ref) {
+  Field f;
+  f.path = std::move(path);
+  f.get = [ref](const Hardware& h) { return ref(const_cast<Hardware&>(h)); };
+  f.set = [ref](Hardware& h, double v) { ref(h) = v; };
+  return f;
+}
+
+std::vector<std::size_t> all_points(std::size_t n) {
+  std::vector<std::size_t> v(n);
+  for (std::size_t i = 0; i < n; ++i) v[i] = i;
+  return v;
+}
+
+std::string pct(double fraction) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(1) << fraction * 100.0 << "%";
+  return s.str();
+}
+
+std::vector<ModelSpec> model_specs(const MeasurementSet& m) {
+  std::vector<ModelSpec> specs;
+  const auto seconds_of = [](const auto& points) {
+    std::vector<double> v;
+    for (const auto& p : points) v.push_back(p.seconds);
+    return v;
+  };
+  if (!m.copy.empty()) {
+    ModelSpec s;
+    s.name = "pcie-copy";
+    s.description = "cudaMemcpyAsync H2D/D2H, pinned: single copies by size and scattered rows one call per row or run";
+    s.measured = seconds_of(m.copy);
+    bool dir[2] = {false, false};
+    for (const auto& p : m.copy) dir[static_cast<int>(p.direction)] = true;
+    s.fields.push_back(seconds_field({"pcie", "latency"}, [](Hardware& h) -> Seconds& { return h.pcie.latency; }));
+    if (dir[0]) {
+      s.fields.push_back(bandwidth_field({"pcie", "h2d_bandwidth"}, [](Hardware& h) -> BytesPerSecond& { return h.pcie.h2d_bandwidth; }));
+      s.fields.push_back(seconds_field({"pcie", "h2d_call_overhead"}, [](Hardware& h) -> Seconds& { return h.pcie.h2d_call_overhead; }));
+    }
+    if (dir[1]) {
+      s.fields.push_back(bandwidth_field({"pcie", "d2h_bandwidth"}, [](Hardware& h) -> BytesPerSecond& { return h.pcie.d2h_bandwidth; }));
+      s.fields.push_back(seconds_field({"pcie", "d2h_call_overhead"}, [](Hardware& h) -> Seconds& { return h.pcie.d2h_call_overhead; }));
+    }
+    s.fit = [&m](Hardware& h, std::span<const std::size_t> use) { h.pcie = fit_pcie_copies(m.copy, use, h.pcie); };
+    s.predict = [&m](const Hardware& h, std::size_t i) {
+      const CopyPoint& p = m.copy[i];
+      return copy_time(p.direction, Bytes(p.bytes), p.calls, h.pcie).value();
+    };
+    specs.push_back(std::move(s));
+  }
+  if (!m.gather.empty()) {
+    ModelSpec s;
+    s.name = "pcie-gather";
+    s.description = "UVA gather kernel reading/writing scattered 656-byte rows of pinned host memory";
+    s.measured = seconds_of(m.gather);
+    bool dir[2] = {false, false};
+    for (const auto& p : m.gather) dir[static_cast<int>(p.direction)] = true;
+    if (dir[0]) s.fields.push_back(number_field({"pcie", "gather_h2d_efficiency"}, [](Hardware& h) -> double& { return h.pcie.gather_h2d_efficiency; }));
+    if (dir[1]) s.fields.push_back(number_field({"pcie", "gather_d2h_efficiency"}, [](Hardware& h) -> double& { return h.pcie.gather_d2h_efficiency; }));
+    s.fit = [&m](Hardware& h, std::span<const std::size_t> use) { h.pcie = fit_gather_efficiency(m.gather, use, h.pcie); };
+    s.predict = [&m](const Hardware& h, std::size_t i) {
+      const GatherPoint& p = m.gather[i];
+      return gather_time(p.direction, Bytes(p.bytes), h.pcie).value();
+    };
+    specs.push_back(std::move(s));
+  }
+  if (!m.interference.empty()) {
+    ModelSpec s;
+    s.name = "gather-sm-share";
+    s.description = "a GEMM alone and beside a running UVA gather";
+    for (const auto& p : m.interference) s.measured.push_back(p.with_gather_seconds);
+    s.fields.push_back(number_field({"pcie", "gather_sm_fraction"}, [](Hardware& h) -> double& { return h.pcie.gather_sm_fraction; }));
+    s.fit = [&m](Hardware& h, std::span<const std::size_t> use) { h.pcie.gather_sm_fraction = fit_gather_sm_fraction(m.interference, use); };
+    s.predict = [&m](const Hardware& h, std::size_t i) {
+      return m.interference[i].alone_seconds / (1.0 - h.pcie.gather_sm_fraction);
+    };
+    specs.push_back(std::move(s));
+  }
+  if (!m.gemm.empty()) {
+    ModelSpec s;
+    s.name = "gemm";
+    s.description = "dense GEMMs Y[m x n] = X[m x k] W[k x n], roofline (used for shapes not measured)";
+    s.measured = seconds_of(m.gemm);
+    for (const char* key : {"compute_efficiency", "compute_ramp", "memory_efficiency", "memory_ramp", "kernel_overhead"}) {
+      s.fields.push_back(roofline_field("gemm", key, &KernelParams::gemm));
+    }
+    s.fit = [&m](Hardware& h, std::span<const std::size_t> use) {
+      h.kernels.gemm_measured = nullptr;  // the roofline alone
+      h.kernels.gemm = fit_gemm(m.gemm, use, h);
+    };
+    s.predict = [&m](const Hardware& h, std::size_t i) { return gemm(m.gemm[i].shape, h).time.value(); };
+    std::map<GemmTable::Key, std::size_t> shape_ids;
+    for (const auto& p : m.gemm) {
+      const auto id = shape_ids.emplace(GemmTable::Key{p.shape.n, p.shape.k, p.shape.dtype}, shape_ids.size()).first->second;
+      s.groups.push_back(id);
+    }
+    specs.push_back(s);
+
+    ModelSpec t;
+    t.name = "gemm-measured";
+    t.description = "the measured GEMM times themselves, interpolated in m for the weight shapes they cover";
+    t.measured = s.measured;
+    t.fit = [&m](Hardware& h, std::span<const std::size_t> use) {
+      auto table = std::make_shared<GemmTable>();
+      for (const std::size_t i : use) {
+        const GemmPoint& p = m.gemm[i];
+        table->add(p.shape.m, p.shape.n, p.shape.k, p.shape.dtype, p.seconds);
+      }
+      h.kernels.gemm_measured = std::move(table);
+    };
+    t.predict = s.predict;
+    t.write = [](const Hardware& h, nlohmann::json& doc, const std::string& source) {
+      nlohmann::json shapes = nlohmann::json::array();
+      for (const auto& [key, points] : h.kernels.gemm_measured->shapes) {
+        const auto& [n, k, dtype] = key;
+        nlohmann::json ms = nlohmann::json::array();
+        nlohmann::json ts = nlohmann::json::array();
+        for (const auto& [mm, sec] : points) {
+          ms.push_back(mm);
+          ts.push_back(sec);
+        }
+        shapes.push_back({{"n", n}, {"k", k}, {"dtype", std::string(to_string(dtype))}, {"m", ms}, {"seconds", ts}});
+      }
+      doc["kernels"]["gemm_measured"] = {{"value", {{"shapes", shapes}}}, {"source", source}};
+    };
+    specs.push_back(std::move(t));
+  }
+  if (!m.norm.empty()) {
+    ModelSpec s;
+    s.name = "memory-bound";
+    s.description = "RMSNorm and LayerNorm kernels (norms, elementwise and top-k share these parameters)";
+    s.measured = seconds_of(m.norm);
+    for (const char* key : {"memory_efficiency", "memory_ramp", "kernel_overhead"}) {
+      s.fields.push_back(roofline_field("memory_bound", key, &KernelParams::memory_bound));
+    }
+    s.fit = [&m](Hardware& h, std::span<const std::size_t> use) { h.kernels.memory_bound = fit_memory_bound(m.norm, use, h); };
+    s.predict = [&m](const Hardware& h, std::size_t i) { return norm(m.norm[i].shape, h).time.value(); };
+    specs.push_back(std::move(s));
+  }
+  if (!m.allreduce.empty()) {
+    ModelSpec s;
+    s.name = "allreduce";
+    s.description = "NCCL all-reduce within one node";
+    s.measured = seconds_of(m.allreduce);
+    s.fields.push_back(bandwidth_field({"collectives", "allreduce_bus_bandwidth"},
+                                       [](Hardware& h) -> BytesPerSecond& { return h.collectives.allreduce_bus_bandwidth; }));
+    s.fields.push_back(seconds_field({"collectives", "allreduce_latency"}, [](Hardware& h) -> Seconds& { return h.collectives.allreduce_latency; }));
+    s.fit = [&m](Hardware& h, std::span<const std::size_t> use) {
+      const AlphaBeta ab = fit_allreduce(m.allreduce, use);
+      h.collectives.allreduce_latency = ab.latency;
+      h.collectives.allreduce_bus_bandwidth = ab.bandwidth;
+    };
+    s.predict = [&m](const Hardware& h, std::size_t i) {
+      return allreduce_time(m.allreduce[i].gpus, Bytes(m.allreduce[i].bytes), h).value();
+    };
+    specs.push_back(std::move(s));
+  }
+  if (!m.alltoall.empty()) {
+    ModelSpec s;
+    s.name = "alltoall";
+    s.description = "NCCL all-to-all within one node";
+    s.measured = seconds_of(m.alltoall);
+    s.fields.push_back(bandwidth_field({"collectives", "alltoall_bandwidth"},
+                                       [](Hardware& h) -> BytesPerSecond& { return h.collectives.alltoall_bandwidth; }));
+    s.fields.push_back(seconds_field({"collectives", "alltoall_latency"}, [](Hardware& h) -> Seconds& { return h.collectives.alltoall_latency; }));
+    s.fit = [&m](Hardware& h, std::span<const std::size_t> use) {
+      const AlphaBeta ab = fit_alltoall(m.alltoall, use);
+      h.collectives.alltoall_latency = ab.latency;
+      h.collectives.alltoall_bandwidth = ab.bandwidth;
+    };
+    s.predict = [&m](const Hardware& h, std::size_t i) {
+      return alltoall_time(m.alltoall[i].gpus, Bytes(m.alltoall[i].bytes), h).value();
+    };
+    specs.push_back(std::move(s));
+  }
+  if (!m.p2p.empty()) {
+    ModelSpec s;
+    s.name = "nvlink-p2p";
+    s.description = "GPU-to-GPU copies within one node (NCCL send/recv or cudaMemcpyPeer)";
+    s.measured = seconds_of(m.p2p);
+    s.fields.push_back(bandwidth_field({"nvlink", "bandwidth"}, [](Hardware& h) -> BytesPerSecond& { return h.nvlink.bandwidth; }));
+    s.fields.push_back(seconds_field({"nvlink", "latency"}, [](Hardware& h) -> Seconds& { return h.nvlink.latency; }));
+    s.fit = [&m](Hardware& h, std::span<const std::size_t> use) {
+      const AlphaBeta ab = fit_p2p(m.p2p, use);
+      h.nvlink.latency = ab.latency;
+      h.nvlink.bandwidth = ab.bandwidth;
+    };
+    s.predict = [&m](const Hardware& h, std::size_t i) { return p2p_time(Bytes(m.p2p[i].bytes), h.nvlink).value(); };
+    specs.push_back(std::move(s));
+  }
+  return specs;
+}
+
+// The base hardware's JSON document (every field with its source) and its origin.
+nlohmann::json base_document(const std::string& base) {
+  if (names_a_file(base)) return read_profile_hardware(base);
+  const Preset* p = find_preset(PresetKind::hardware, base);
+  if (p == nullptr) throw std::logic_error("calibrate: preset " + base + " vanished after it was loaded");
+  return p->document;
+}
+
+Hardware read_back(const nlohmann::json& hardware_doc) {
+  const nlohmann::json document = {{"hardware", hardware_doc}};
+  Origins origins("the profile being written");
+  ObjectReader r(document, "", origins);
+  auto h = r.object("hardware");
+  Hardware hw = read_hardware(h);
+  r.finish();
+  return hw;
+}
+
+std::string inputs_summary(const MeasurementSet& m) {
+  std::string s;
+  for (const auto& in : m.inputs) s += (s.empty() ? "" : ", ") + in.path;
+  return s;
+}
+
+}  // namespace
+
+Calibration calibrate(const MeasurementSet& measurements, const CalibrateOptions& options) {
+  if (options.folds < 2) throw std::invalid_argument("--folds must be >= 2 (got " + std::to_string(options.folds) + ")");
+  const Hardware base = load_hardware_preset(options.base);
+  nlohmann::json doc = base_document(options.base);
+  Hardware hw = base;
+  Calibration out;
+  std::vector<ModelSpec> specs = model_specs(measurements);
+  const std::string inputs = inputs_summary(measurements);
+
+  for (ModelSpec& spec : specs) {
+    ModelReport report;
+    report.model = spec.name;
+    report.description = spec.description;
+    const std::size_t n = spec.measured.size();
+    const int folds = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(options.folds), n));
+    // Cross-validation: each fold's fit starts from the hardware as calibrated so far (the gather
+    // fit needs the copy fit's bandwidths).
+    const Hardware start = hw;
+    const auto fit_fold = [&spec, &start](std::span<const std::size_t> use) {
+      Hardware h = start;
+      spec.fit(h, use);
+      return h;
+    };
+    const auto predict = [&spec](const Hardware& h, std::size_t i) { return spec.predict(h, i); };
+    if (folds >= 2) {
+      const auto cv = cross_validate<Hardware>(spec.measured, folds, options.seed, fit_fold, predict);
+      report.cross_validated = cv.cross_validated;
+      report.folds = folds;
+    }
+    std::set<std::size_t> distinct(spec.groups.begin(), spec.groups.end());
+    const int group_folds = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(options.folds), distinct.size()));
+    if (!spec.groups.empty() && group_folds >= 2) {
+      const auto cv = cross_validate<Hardware>(spec.measured, group_folds, options.seed, fit_fold, predict, spec.groups);
+      report.cross_validated_by_group = cv.cross_validated;
+      report.group_folds = group_folds;
+    }
+    spec.fit(hw, all_points(n));
+    std::string params;
+    for (const Field& f : spec.fields) {
+      f.set(hw, round_significant(f.get(hw), 4));
+      report.fields.push_back("hardware." + f.dotted());
+      params += (params.empty() ? "" : ", ") + f.path.back() + " " + f.text(hw);
+    }
+    if (spec.write) {
+      report.fields.push_back("hardware.kernels.gemm_measured");
+      params = std::to_string(hw.kernels.gemm_measured->shapes.size()) + " weight shapes, " +
+               std::to_string(hw.kernels.gemm_measured->points()) + " points";
+    }
+    report.parameters = params;
+    // The fit error of the model as it will be written (rounded values).
+    std::vector<double> predicted(n);
+    for (std::size_t i = 0; i < n; ++i) predicted[i] = spec.predict(hw, i);
+    report.fit = summarize_errors(predicted, spec.measured);
+    out.models.push_back(std::move(report));
+  }
+
+  // Write the fitted fields, then read the document back as any scenario would.
+  doc["name"] = options.name.empty() ? options.base + "-measured" : options.name;
+  for (std::size_t s = 0; s < specs.size(); ++s) {
+    const ModelReport& report = out.models[s];
+    std::string source = "fitted by ess-sim calibrate (" + report.model + ", " + std::to_string(report.fit.points) +
+                         " points from " + inputs + "; fit median |error| " + pct(report.fit.median_abs);
+    if (report.folds >= 2) {
+      source += ", " + std::to_string(report.folds) + "-fold cross-validated median |error| " +
+                pct(report.cross_validated.median_abs);
+    }
+    if (report.group_folds >= 2) {
+      source += ", on weight shapes held out " + pct(report.cross_validated_by_group.median_abs);
+    }
+    source += ")";
+    for (const Field& f : specs[s].fields) {
+      nlohmann::json* node = &doc;
+      for (std::size_t i = 0; i + 1 < f.path.size(); ++i) node = &(*node)[f.path[i]];
+      (*node)[f.path.back()] = {{"value", f.dimension ? nlohmann::json(f.text(hw)) : nlohmann::json(f.get(hw))},
+                                {"source", source}};
+    }
+    if (specs[s].write) specs[s].write(hw, doc, source);
+  }
+  for (const char* model : {"pcie-copy", "pcie-gather", "gather-sm-share", "gemm", "gemm-measured", "memory-bound",
+                            "allreduce", "alltoall", "nvlink-p2p"}) {
+    bool fitted = false;
+    for (const auto& r : out.models) fitted = fitted || r.model == model;
+    if (!fitted) out.not_fitted.emplace_back(model);
+  }
+  std::string description = options.description;
+  if (description.empty()) {
+    description = "Calibrated from measurements on " +
+                  (measurements.inputs.empty() ? std::string("?") : measurements.inputs.front().gpu) + " (base: " +
+                  options.base + ")";
+  }
+  doc["description"] = description;
+  doc["provenance"] = "Written by ess-sim calibrate. Fitted fields name their inputs and errors in their source; "
+                      "every other field is the base hardware's (" + options.base + "), with its source. See "
+                      "\"calibration\" in the profile file for the inputs and per-model errors.";
+
+  out.hardware = read_back(doc);
+  // The read-back profile must predict exactly what the fit reported (formatting round-trips).
+  for (std::size_t s = 0; s < specs.size(); ++s) {
+    for (std::size_t i = 0; i < specs[s].measured.size(); ++i) {
+      if (specs[s].predict(out.hardware, i) != specs[s].predict(hw, i)) {
+        throw std::logic_error("calibrate: the profile as written does not reproduce the fitted " + specs[s].name + " model");
+      }
+    }
+  }
+
+  nlohmann::ordered_json profile;
+  profile["schema"] = std::string(kProfileSchema);
+  profile["name"] = doc["name"];
+  profile["description"] = description;
+  nlohmann::ordered_json cal;
+  cal["command"] = options.command;
+  cal["base"] = options.base;
+  cal["cross_validation"] = {{"folds", options.folds}, {"seed", options.seed},
+                             {"method", "k-fold: each point predicted by a fit that did not see it"}};
+  nlohmann::ordered_json inputs_json = nlohmann::ordered_json::array();
+  for (const auto& in : measurements.inputs) {
+    inputs_json.push_back({{"path", in.path}, {"format", in.format}, {"sha256", in.sha256}, {"gpu", in.gpu},
+                           {"measured", in.date}, {"environment", in.environment}, {"used", in.used},
+                           {"skipped", in.skipped}});
+  }
+  cal["inputs"] = inputs_json;
+  cal["duplicates_merged"] = measurements.duplicates_merged;
+  const auto summary = [](const ErrorSummary& e) {
+    return nlohmann::ordered_json{{"points", e.points},   {"median_abs", e.median_abs}, {"p95_abs", e.p95_abs},
+                                  {"max_abs", e.max_abs}, {"bias", e.bias}};
+  };
+  nlohmann::ordered_json models = nlohmann::ordered_json::array();
+  for (const auto& r : out.models) {
+    nlohmann::ordered_json j;
+    j["model"] = r.model;
+    j["measured"] = r.description;
+    j["fields"] = r.fields;
+    j["parameters"] = r.parameters;
+    j["fit"] = summary(r.fit);
+    j["cross_validated"] = r.folds >= 2 ? summary(r.cross_validated) : nlohmann::ordered_json(nullptr);
+    if (r.group_folds >= 2) j["cross_validated_unseen_shapes"] = summary(r.cross_validated_by_group);
+    models.push_back(j);
+  }
+  cal["models"] = models;
+  cal["not_fitted"] = out.not_fitted;
+  profile["calibration"] = cal;
+  profile["hardware"] = doc;
+  out.profile = std::move(profile);
+  return out;
+}
+
+std::string format_calibration_report(const Calibration& c) {
+  std::ostringstream s;
+  s << "Calibrated profile " << c.hardware.name << "\n\n";
+  s << "Relative error (predicted - measured) / measured; fit = the profile on every point, "
+       "CV = k-fold held-out predictions;\n\"unseen shapes\" = whole weight shapes held out (the error on shapes never measured).\n";
+  s << std::left << std::setw(16) << "model" << std::right << std::setw(7) << "points" << std::setw(11) << "fit med"
+    << std::setw(9) << "fit p95" << std::setw(9) << "fit max" << std::setw(10) << "CV med" << std::setw(9) << "CV p95"
+    << std::setw(9) << "CV max" << std::setw(9) << "CV bias" << "\n";
+  for (const auto& r : c.models) {
+    s << std::left << std::setw(16) << r.model << std::right << std::setw(7) << r.fit.points << std::setw(11)
+      << pct(r.fit.median_abs) << std::setw(9) << pct(r.fit.p95_abs) << std::setw(9) << pct(r.fit.max_abs);
+    if (r.folds >= 2) {
+      s << std::setw(10) << pct(r.cross_validated.median_abs) << std::setw(9) << pct(r.cross_validated.p95_abs)
+        << std::setw(9) << pct(r.cross_validated.max_abs) << std::setw(9)
+        << ((r.cross_validated.bias >= 0 ? "+" : "") + pct(r.cross_validated.bias));
+    } else {
+      s << std::setw(10) << "-" << std::setw(9) << "-" << std::setw(9) << "-" << std::setw(9) << "-";
+    }
+    s << "\n";
+    if (r.group_folds >= 2) {
+      const auto& g = r.cross_validated_by_group;
+      s << std::left << std::setw(16) << ("  unseen shapes") << std::right << std::setw(7) << g.points << std::setw(11)
+        << "" << std::setw(9) << "" << std::setw(9) << "" << std::setw(10) << pct(g.median_abs) << std::setw(9)
+        << pct(g.p95_abs) << std::setw(9) << pct(g.max_abs) << std::setw(9) << ((g.bias >= 0 ? "+" : "") + pct(g.bias))
+        << "\n";
+    }
+  }
+  s << "\nFitted parameters:\n";
+  for (const auto& r : c.models) s << "  " << std::left << std::setw(16) << r.model << r.parameters << "\n";
+  if (!c.not_fitted.empty()) {
+    s << "\nNo measurements, base values kept: ";
+    for (std::size_t i = 0; i < c.not_fitted.size(); ++i) s << (i ? ", " : "") << c.not_fitted[i];
+    s << "\n";
+  }
+  return s.str();
+}
+
+}  // namespace ess

@@ -1,0 +1,78 @@
+// Reading measurements for calibration: our own ess-bench output (kernels/, schema
+// "ess-sim/measurements/v1", described in calibration/README.md) and three public formats copied
+// unchanged from their repositories (../shared/data/SOURCES.md):
+//
+//   vidur-compute   microsoft/vidur data/profiling/compute/<gpu>/<model>/mlp.csv: per-layer GEMMs
+//                   and RMSNorms of one model vs num_tokens and TP (times in ms, fp16)
+//   vidur-network   microsoft/vidur data/profiling/network/<gpu>_dgx/{all_reduce,send_recv}.csv:
+//                   NCCL times (ms) vs buffer size in bytes, 2..16 GPUs
+//   liger-norm      linkedin/Liger-Kernel benchmark/data/all_benchmark_data.csv: RMSNorm and
+//                   LayerNorm forward times (ms) vs hidden size, per GPU
+//
+// The format is recognised from the content (a JSON schema field or a CSV header), never from
+// the file name; the GPU of a Vidur file, which its content does not record, is read from its
+// file name (compute_<gpu>_... or network_<gpu>_dgx_...).
+#pragma once
+
+#include <cstddef>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "models/collective_fit.h"
+#include "models/gemm_fit.h"
+#include "models/norm_fit.h"
+#include "models/transfer_fit.h"
+
+namespace ess {
+
+// A measurement file that cannot be read: `path`, and where in it (a line, a JSON pointer).
+class MeasurementError : public std::runtime_error {
+ public:
+  MeasurementError(const std::string& path, const std::string& where, const std::string& message);
+};
+
+// What one input file contributed, for the profile's provenance.
+struct MeasurementInput {
+  std::string path;    // as given
+  std::string format;  // "ess-bench", "vidur-compute", "vidur-network", "liger-norm"
+  std::string sha256;  // of the file's bytes
+  std::string gpu;     // the GPU the rows used were measured on, as the file names it
+  std::string date;    // when measured, as the file records it, or "not recorded"
+  std::string environment;  // one line: driver, CUDA, tool version where the file records them
+  std::map<std::string, std::size_t> used;     // samples used, per model
+  std::map<std::string, std::size_t> skipped;  // rows skipped, per reason
+};
+
+// Every point, by the model it calibrates. Points from several files are pooled.
+struct MeasurementSet {
+  std::vector<MeasurementInput> inputs;
+  std::vector<GemmPoint> gemm;
+  std::vector<NormPoint> norm;
+  std::vector<CopyPoint> copy;  // large copies (calls = 1) and per-row / per-run scattered copies
+  std::vector<GatherPoint> gather;
+  std::vector<InterferencePoint> interference;
+  std::vector<CollectivePoint> allreduce;
+  std::vector<CollectivePoint> alltoall;
+  std::vector<CollectivePoint> p2p;
+  std::size_t duplicates_merged = 0;  // points that repeated a shape already read (see below)
+};
+
+struct ReadOptions {
+  // Keep only rows whose GPU name contains this text (case-insensitive); empty keeps every row,
+  // but then every row must come from the same GPU.
+  std::string gpu;
+  // GPUs per node of the hardware being calibrated: collective rows over more GPUs than this (or
+  // spanning nodes) are skipped, since the fit covers the single-node model only.
+  int gpus_per_node = 8;
+};
+
+// Reads every file and pools the points. Exact duplicates (the same shape measured twice in one
+// file) are merged into one point whose time is the mean, so that no shape can sit in both the
+// training and the held-out fold of a cross-validation.
+// Throws MeasurementError on an unreadable or unrecognised file, a malformed row, a file with no
+// usable row for the chosen GPU, or (without options.gpu) rows from different GPUs.
+[[nodiscard]] MeasurementSet read_measurements(const std::vector<std::string>& paths, const ReadOptions& options);
+
+}  // namespace ess

@@ -1,0 +1,84 @@
+#include "models/gemm_fit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "models/fit.h"
+
+namespace ess {
+
+namespace {
+
+double logistic(double u) { return 1.0 / (1.0 + std::exp(-u)); }
+double logit(double e) { return std::log(e / (1.0 - e)); }
+
+// Scales that keep the five unknowns near 1 in size (the LM step sizes are relative).
+constexpr double kFlopScale = 1e9;    // compute_ramp = exp(x) GFLOP
+constexpr double kByteScale = 1e6;    // memory_ramp = exp(x) MB
+constexpr double kTimeScale = 1e-6;   // kernel_overhead = exp(x) us
+
+RooflineParams decode(const Eigen::VectorXd& x) {
+  RooflineParams p;
+  p.compute_efficiency = logistic(x[0]);
+  p.compute_ramp = Flops(std::exp(x[1]) * kFlopScale);
+  p.memory_efficiency = logistic(x[2]);
+  p.memory_ramp = Bytes(std::exp(x[3]) * kByteScale);
+  p.kernel_overhead = Seconds(std::exp(x[4]) * kTimeScale);
+  return p;
+}
+
+struct Work {
+  double flops, peak, bytes, bandwidth, seconds;
+};
+
+}  // namespace
+
+RooflineParams fit_gemm(std::span<const GemmPoint> points, std::span<const std::size_t> use, const Hardware& hw) {
+  std::vector<std::size_t> idx(use.begin(), use.end());
+  if (idx.empty()) {
+    for (std::size_t i = 0; i < points.size(); ++i) idx.push_back(i);
+  }
+  if (idx.size() < 5) throw FitError("the GEMM model has 5 parameters; need at least 5 GEMM points, got " + std::to_string(idx.size()));
+  std::vector<Work> work;
+  work.reserve(idx.size());
+  for (const std::size_t i : idx) {
+    const GemmPoint& pt = points[i];
+    if (!(pt.seconds > 0.0)) throw std::invalid_argument("fit_gemm: a measured time must be > 0");
+    const KernelCost c = gemm(pt.shape, hw);  // validates the shape; flops and bytes as the model counts them
+    work.push_back({c.flops.value(), hw.gpu.peak_compute.at(pt.shape.dtype, hw.gpu.kind).value(), c.bytes.value(),
+                    hw.gpu.hbm_bandwidth.value(), pt.seconds});
+  }
+  // The same formula as roofline() (models/roofline.cpp), evaluated without its validation for speed;
+  // the calibration driver re-checks every prediction through gemm() itself.
+  const auto residuals = [&work](const Eigen::VectorXd& x) {
+    const RooflineParams p = decode(x);
+    Eigen::VectorXd r(static_cast<Eigen::Index>(work.size()));
+    for (std::size_t i = 0; i < work.size(); ++i) {
+      const Work& w = work[i];
+      const double compute = (w.flops + p.compute_ramp.value()) / (w.peak * p.compute_efficiency);
+      const double memory = (w.bytes + p.memory_ramp.value()) / (w.bandwidth * p.memory_efficiency);
+      r[static_cast<Eigen::Index>(i)] = std::log((std::max(compute, memory) + p.kernel_overhead.value()) / w.seconds);
+    }
+    return r;
+  };
+  LmResult best;
+  best.cost = std::numeric_limits<double>::infinity();
+  // Starting points spanning compute-efficient and memory-efficient regimes, small and large
+  // ramps; the lowest minimum wins (ties keep the first, so the result is deterministic).
+  for (const double ec : {0.5, 0.85}) {
+    for (const double em : {0.6, 0.9}) {
+      for (const double ramp : {0.1, 10.0}) {
+        Eigen::VectorXd x0(5);
+        x0 << logit(ec), std::log(ramp), logit(em), std::log(ramp), std::log(3.0);
+        LmResult r = levenberg_marquardt(residuals, x0, 300);
+        if (r.cost < best.cost) best = std::move(r);
+      }
+    }
+  }
+  if (!std::isfinite(best.cost)) throw FitError("the GEMM fit did not converge (every start gave a non-finite error)");
+  return decode(best.x);
+}
+
+}  // namespace ess

@@ -1,0 +1,121 @@
+#include "models/transfer_fit.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "models/check.h"
+#include "models/fit.h"
+
+namespace ess {
+
+namespace {
+
+std::vector<std::size_t> indices(std::span<const std::size_t> use, std::size_t n) {
+  std::vector<std::size_t> idx(use.begin(), use.end());
+  if (idx.empty()) {
+    for (std::size_t i = 0; i < n; ++i) idx.push_back(i);
+  }
+  return idx;
+}
+
+}  // namespace
+
+PcieSpec fit_pcie_copies(std::span<const CopyPoint> points, std::span<const std::size_t> use, const PcieSpec& base) {
+  const auto idx = indices(use, points.size());
+  bool has[2] = {false, false};
+  for (const std::size_t i : idx) has[static_cast<int>(points[i].direction)] = true;
+  // Columns: latency, then (call overhead, seconds per byte) for each direction present.
+  int col_of[2] = {-1, -1};
+  Eigen::Index cols = 1;
+  for (int d = 0; d < 2; ++d) {
+    if (has[d]) {
+      col_of[d] = static_cast<int>(cols);
+      cols += 2;
+    }
+  }
+  const auto n = static_cast<Eigen::Index>(idx.size());
+  if (n < cols) throw FitError("the copy model needs at least " + std::to_string(cols) + " copy points, got " + std::to_string(n));
+  Eigen::MatrixXd a = Eigen::MatrixXd::Zero(n, cols);
+  Eigen::VectorXd y(n);
+  for (Eigen::Index r = 0; r < n; ++r) {
+    const CopyPoint& p = points[idx[static_cast<std::size_t>(r)]];
+    if (p.calls < 1 || !(p.bytes >= 0.0)) throw std::invalid_argument("fit_pcie_copies: calls >= 1 and bytes >= 0");
+    const int c = col_of[static_cast<int>(p.direction)];
+    a(r, 0) = 1.0;
+    a(r, c) = static_cast<double>(p.calls);
+    a(r, c + 1) = p.bytes;
+    y[r] = p.seconds;
+  }
+  const Eigen::VectorXd x = relative_nonnegative_least_squares(a, y);
+  PcieSpec out = base;
+  out.latency = Seconds(x[0]);
+  for (int d = 0; d < 2; ++d) {
+    if (col_of[d] < 0) continue;
+    const double per_byte = x[col_of[d] + 1];
+    if (!(per_byte > 0.0)) {
+      throw FitError(std::string(to_string(static_cast<CopyDirection>(d))) +
+                     " copies: the fit found no per-byte cost; measure copies large enough to reach the link bandwidth");
+    }
+    const BytesPerSecond bw(1.0 / per_byte);
+    const Seconds overhead(x[col_of[d]]);
+    if (d == 0) {
+      out.h2d_bandwidth = bw;
+      out.h2d_call_overhead = overhead;
+    } else {
+      out.d2h_bandwidth = bw;
+      out.d2h_call_overhead = overhead;
+    }
+  }
+  return out;
+}
+
+PcieSpec fit_gather_efficiency(std::span<const GatherPoint> points, std::span<const std::size_t> use,
+                               const PcieSpec& base) {
+  const auto idx = indices(use, points.size());
+  PcieSpec out = base;
+  for (int d = 0; d < 2; ++d) {
+    const auto dir = static_cast<CopyDirection>(d);
+    // min sum ((lat + b_i z) / t_i - 1)^2 over z  =>  z = sum (b_i/t_i)(1 - lat/t_i) / sum (b_i/t_i)^2
+    double num = 0.0;
+    double den = 0.0;
+    std::size_t count = 0;
+    for (const std::size_t i : idx) {
+      const GatherPoint& p = points[i];
+      if (p.direction != dir) continue;
+      if (!(p.seconds > 0.0) || !(p.bytes > 0.0)) throw std::invalid_argument("fit_gather_efficiency: bytes and seconds must be > 0");
+      const double u = p.bytes / p.seconds;
+      num += u * (1.0 - base.latency.value() / p.seconds);
+      den += u * u;
+      ++count;
+    }
+    if (count == 0) continue;
+    const double z = num / den;  // seconds per byte of the gather
+    const double bandwidth = (dir == CopyDirection::h2d ? base.h2d_bandwidth : base.d2h_bandwidth).value();
+    const double efficiency = 1.0 / (z * bandwidth);
+    if (!(efficiency > 0.0 && efficiency <= 1.0)) {
+      throw FitError(std::string(to_string(dir)) + " UVA gather: the points imply " + check::number(efficiency * 100.0) +
+                     "% of the copy-engine bandwidth (outside (0, 100%])");
+    }
+    (dir == CopyDirection::h2d ? out.gather_h2d_efficiency : out.gather_d2h_efficiency) = efficiency;
+  }
+  return out;
+}
+
+double fit_gather_sm_fraction(std::span<const InterferencePoint> points, std::span<const std::size_t> use) {
+  const auto idx = indices(use, points.size());
+  if (idx.empty()) throw FitError("no gather-interference points");
+  std::vector<double> f;
+  for (const std::size_t i : idx) {
+    const InterferencePoint& p = points[i];
+    if (!(p.alone_seconds > 0.0) || !(p.with_gather_seconds > 0.0)) {
+      throw std::invalid_argument("fit_gather_sm_fraction: times must be > 0");
+    }
+    f.push_back(1.0 - p.alone_seconds / p.with_gather_seconds);
+  }
+  std::sort(f.begin(), f.end());
+  const std::size_t n = f.size();
+  const double median = n % 2 == 1 ? f[n / 2] : 0.5 * (f[n / 2 - 1] + f[n / 2]);
+  return std::clamp(median, 0.0, 0.95);
+}
+
+}  // namespace ess
