@@ -7,6 +7,7 @@
 #include "models/hardware.h"
 #include "calibration/measurements.h"
 #include "models/fit.h"
+#include "validate/trace.h"
 #include "sim/cli/commands.h"
 #include "sim/config/config_error.h"
 #include "sim/io/atomic_file.h"
@@ -34,6 +35,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   add_cost_command(app, action);
   add_bench_command(app, action);
   add_calibrate_command(app, action);
+  add_validate_command(app, action);
 
   std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 consumes from the back
   try {
@@ -60,6 +62,9 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     err << "error: " << e.what() << "\n";
     return kExitBadInput;
   } catch (const MeasurementError& e) {
+    err << "error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const TraceError& e) {
     err << "error: " << e.what() << "\n";
     return kExitBadInput;
   } catch (const FitError& e) {

@@ -9,7 +9,9 @@ namespace ess {
 
 // Exit codes: 0 success, 1 internal error (a bug), 2 bad input (usage, scenario, arguments).
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitInternal = 1;
+// `validate` exits 1 when the simulation misses the threshold; an internal error (a bug) exits 3.
+inline constexpr int kExitValidationFailed = 1;
+inline constexpr int kExitInternal = 3;
 inline constexpr int kExitBadInput = 2;
 
 // Runs ess-sim with `args` (without the program name). Writes results to `out` and diagnostics

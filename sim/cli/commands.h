@@ -18,5 +18,6 @@ void add_cost_command(CLI::App& app, CommandAction& action);
 void add_run_command(CLI::App& app, CommandAction& action);
 void add_bench_command(CLI::App& app, CommandAction& action);
 void add_calibrate_command(CLI::App& app, CommandAction& action);
+void add_validate_command(CLI::App& app, CommandAction& action);
 
 }  // namespace ess

@@ -43,8 +43,6 @@ const char* const kSimgridArgs[] = {
 
 std::size_t idx(int i) { return static_cast<std::size_t>(i); }
 
-// Random stream of the synthetic access model, separate from the MoE routing streams.
-constexpr std::uint64_t kAccessStream = 0xACCE55;
 
 // Shared by the GPU actors of one run (they run one at a time, so no locking).
 struct RunState {
@@ -347,6 +345,12 @@ void gpu_main(RunState& st, int gpu) {
 
 }  // namespace
 
+std::uint64_t synthetic_access_seed(std::uint64_t scenario_seed) {
+  // Random stream of the synthetic access model, separate from the MoE routing streams.
+  constexpr std::uint64_t kAccessStream = 0xACCE55;
+  return Rng(scenario_seed).fork(kAccessStream).next();
+}
+
 Simulation::Simulation(const Scenario& scenario, SimulationOptions options) : scenario_(scenario), options_(options) {
   if (options_.steps < 0) throw std::invalid_argument("Simulation: steps must be >= 0");
   if (options_.trace_steps < 0) throw std::invalid_argument("Simulation: trace_steps must be >= 0");
@@ -402,7 +406,7 @@ RunResult Simulation::run() {
       SyntheticAccessParams params;
       params.layers = builder.layer_count();
       params.top_k = top_k;
-      params.seed = Rng(scenario_.seed).fork(kAccessStream).next();
+      params.seed = synthetic_access_seed(scenario_.seed);
       access_model = std::make_unique<SyntheticAccess>(params);
     }
     CacheSimConfig cc;

@@ -72,6 +72,10 @@ struct RunResult {
   ChromeTrace trace;
 };
 
+// The seed of the synthetic access model (sim/offload/synthetic_access.h) a scenario with this
+// seed uses; `ess-sim validate --prepare` records the same selections for the GPU runner.
+[[nodiscard]] std::uint64_t synthetic_access_seed(std::uint64_t scenario_seed);
+
 class Simulation {
  public:
   Simulation(const Scenario& scenario, SimulationOptions options);

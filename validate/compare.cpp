@@ -1,0 +1,170 @@
+#include "validate/compare.h"
+
+#include <iomanip>
+#include <sstream>
+#include <stdexcept>
+
+#include "sim/engine/simulation.h"
+
+namespace ess {
+
+namespace {
+
+std::string pct(double f) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(1) << f * 100.0 << "%";
+  return s.str();
+}
+
+std::string signed_pct(double f) { return (f >= 0 ? "+" : "") + pct(f); }
+
+std::string ms(double s) {
+  std::ostringstream o;
+  o << std::fixed << std::setprecision(3) << s * 1e3;
+  return o.str();
+}
+
+nlohmann::ordered_json summary_json(const ErrorSummary& e) {
+  return {{"points", e.points}, {"median_abs", e.median_abs}, {"p95_abs", e.p95_abs}, {"max_abs", e.max_abs}, {"bias", e.bias}};
+}
+
+}  // namespace
+
+std::vector<StepProfile> simulated_profile(const Scenario& scenario, std::int64_t steps) {
+  Simulation sim(scenario, SimulationOptions{steps, 0});
+  const RunResult r = sim.run();
+  std::vector<StepProfile> out(static_cast<std::size_t>(r.steps));
+  for (std::size_t s = 0; s < out.size(); ++s) {
+    const GpuStepTimes& g = r.gpu_steps[s][0];
+    StepProfile& p = out[s];
+    p.step_time = r.step_time[s];
+    const auto busy = [&g](OpCategory c) { return g.busy[static_cast<std::size_t>(c)]; };
+    p.seconds[static_cast<std::size_t>(ValidationCategory::gemm)] = busy(OpCategory::gemm);
+    p.seconds[static_cast<std::size_t>(ValidationCategory::norm)] = busy(OpCategory::norm);
+    p.seconds[static_cast<std::size_t>(ValidationCategory::indexer)] = busy(OpCategory::indexer);
+    p.seconds[static_cast<std::size_t>(ValidationCategory::attention)] = busy(OpCategory::attention);
+    p.seconds[static_cast<std::size_t>(ValidationCategory::elementwise)] = busy(OpCategory::elementwise);
+    p.seconds[static_cast<std::size_t>(ValidationCategory::transfer)] = g.transfer;
+    p.seconds[static_cast<std::size_t>(ValidationCategory::exposed_wait)] = g.exposed;
+  }
+  return out;
+}
+
+ValidationReport compare_profiles(const std::vector<StepProfile>& real, const std::vector<StepProfile>& simulated,
+                                  double threshold) {
+  if (real.empty() || real.size() != simulated.size()) {
+    throw std::invalid_argument("compare_profiles: need the same, non-zero number of real and simulated steps (got " +
+                                std::to_string(real.size()) + " and " + std::to_string(simulated.size()) + ")");
+  }
+  ValidationReport r;
+  r.threshold = threshold;
+  std::vector<double> sim_steps;
+  std::vector<double> real_steps;
+  for (std::size_t s = 0; s < real.size(); ++s) {
+    if (!(real[s].step_time > 0.0)) {
+      throw std::invalid_argument("step " + std::to_string(s) + " of the trace has no positive step time");
+    }
+    r.steps.push_back({s, real[s].step_time, simulated[s].step_time,
+                       (simulated[s].step_time - real[s].step_time) / real[s].step_time});
+    sim_steps.push_back(simulated[s].step_time);
+    real_steps.push_back(real[s].step_time);
+  }
+  r.step_errors = summarize_errors(sim_steps, real_steps);
+  for (std::size_t c = 0; c < kValidationCategories; ++c) {
+    CategoryError e;
+    e.category = static_cast<ValidationCategory>(c);
+    std::vector<double> p;
+    std::vector<double> m;
+    for (std::size_t s = 0; s < real.size(); ++s) {
+      const double rv = real[s].seconds[c];
+      const double sv = simulated[s].seconds[c];
+      if (rv > 0.0) {
+        p.push_back(sv);
+        m.push_back(rv);
+        e.real_total += rv;
+        e.simulated_total += sv;
+      } else if (sv > 0.0) {
+        ++e.only_simulated;
+      }
+    }
+    if (m.empty() && e.only_simulated == 0) continue;  // neither side has this category
+    if (!m.empty()) e.errors = summarize_errors(p, m);
+    e.steps_compared = m.size();
+    r.categories.push_back(e);
+  }
+  r.passed = r.step_errors.median_abs <= threshold;
+  return r;
+}
+
+std::string format_validation_report(const ValidationReport& r, const MeasuredTrace& trace) {
+  std::ostringstream s;
+  s << "Validation of " << trace.path << " (" << trace.format << ", " << r.steps.size() << " steps)";
+  if (trace.metadata.contains("gpu")) s << " on " << trace.metadata["gpu"].get<std::string>();
+  s << "\nRelative error (simulated - real) / real.\n\n";
+  s << std::left << std::setw(14) << "category" << std::right << std::setw(7) << "steps" << std::setw(12) << "real ms"
+    << std::setw(12) << "sim ms" << std::setw(9) << "median" << std::setw(9) << "p95" << std::setw(9) << "max"
+    << std::setw(9) << "bias" << "\n";
+  double real_total = 0.0;
+  double sim_total = 0.0;
+  for (const auto& st : r.steps) {
+    real_total += st.real;
+    sim_total += st.simulated;
+  }
+  s << std::left << std::setw(14) << "step time" << std::right << std::setw(7) << r.steps.size() << std::setw(12)
+    << ms(real_total) << std::setw(12) << ms(sim_total) << std::setw(9) << pct(r.step_errors.median_abs) << std::setw(9)
+    << pct(r.step_errors.p95_abs) << std::setw(9) << pct(r.step_errors.max_abs) << std::setw(9)
+    << signed_pct(r.step_errors.bias) << "\n";
+  for (const auto& c : r.categories) {
+    s << std::left << std::setw(14) << to_string(c.category) << std::right << std::setw(7) << c.steps_compared
+      << std::setw(12) << ms(c.real_total) << std::setw(12) << ms(c.simulated_total);
+    if (c.steps_compared > 0) {
+      s << std::setw(9) << pct(c.errors.median_abs) << std::setw(9) << pct(c.errors.p95_abs) << std::setw(9)
+        << pct(c.errors.max_abs) << std::setw(9) << signed_pct(c.errors.bias);
+    } else {
+      s << std::setw(36) << "(absent from the trace)";
+    }
+    if (c.only_simulated > 0) s << "  only simulated in " << c.only_simulated << " step(s)";
+    s << "\n";
+  }
+  s << "\nper step (ms): real / simulated / error\n";
+  for (const auto& st : r.steps) {
+    s << "  step " << std::setw(3) << st.step << "  " << ms(st.real) << " / " << ms(st.simulated) << " / "
+      << signed_pct(st.error) << "\n";
+  }
+  if (!trace.uncategorised.empty()) {
+    s << "\nkernels no mapping rule matched (not compared; add rules to the mapping file):\n";
+    for (const auto& [name, sec] : trace.uncategorised) s << "  " << ms(sec) << " ms  " << name << "\n";
+  }
+  if (trace.events_outside_steps > 0) {
+    s << "\n" << trace.events_outside_steps << " kernel(s) outside every profiler step were ignored\n";
+  }
+  s << "\n" << (r.passed ? "PASS" : "FAIL") << ": step-time median |error| " << pct(r.step_errors.median_abs)
+    << (r.passed ? " <= " : " > ") << "threshold " << pct(r.threshold) << "\n";
+  return s.str();
+}
+
+nlohmann::ordered_json validation_json(const ValidationReport& r, const MeasuredTrace& trace) {
+  nlohmann::ordered_json j;
+  j["schema"] = "ess-sim/validation/v1";
+  j["trace"] = {{"path", trace.path}, {"format", trace.format}, {"metadata", trace.metadata}};
+  j["threshold"] = r.threshold;
+  j["passed"] = r.passed;
+  j["step_time"] = summary_json(r.step_errors);
+  nlohmann::ordered_json cats = nlohmann::ordered_json::object();
+  for (const auto& c : r.categories) {
+    cats[std::string(to_string(c.category))] = {{"errors", c.steps_compared > 0 ? summary_json(c.errors) : nullptr},
+                                                {"real_seconds", c.real_total},
+                                                {"simulated_seconds", c.simulated_total},
+                                                {"only_simulated_steps", c.only_simulated}};
+  }
+  j["categories"] = cats;
+  nlohmann::ordered_json steps = nlohmann::ordered_json::array();
+  for (const auto& st : r.steps) {
+    steps.push_back({{"step", st.step}, {"real_seconds", st.real}, {"simulated_seconds", st.simulated}, {"error", st.error}});
+  }
+  j["steps"] = steps;
+  j["uncategorised_kernels"] = trace.uncategorised;
+  return j;
+}
+
+}  // namespace ess

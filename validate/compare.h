@@ -1,0 +1,58 @@
+// Simulated versus real: per decode step and per operator category, the relative error
+// (simulated - real) / real, summarised as median, p95, max and signed bias (models/fit.h).
+//
+// Alignment is by step index and category: step s of the trace against simulated step s (the
+// simulation runs exactly as many steps as the trace holds), GPU 0 of the simulation (the runner
+// is one GPU). Categories: gemm, norm, indexer, attention, elementwise (summed kernel time),
+// transfer (summed fetch time, hidden or not), exposed_wait (time the compute stream waited for
+// fetches), and the step time itself.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/fit.h"
+#include "sim/config/scenario.h"
+#include "validate/trace.h"
+
+namespace ess {
+
+struct CategoryError {
+  ValidationCategory category = ValidationCategory::gemm;
+  ErrorSummary errors;             // over the steps where the real time is > 0
+  std::size_t steps_compared = 0;  // = errors.points
+  std::size_t only_simulated = 0;  // steps where the trace has none of it but the simulation has some
+  double real_total = 0.0;         // seconds over all compared steps
+  double simulated_total = 0.0;
+};
+
+struct StepComparison {
+  std::size_t step = 0;
+  double real = 0.0;
+  double simulated = 0.0;
+  double error = 0.0;  // (simulated - real) / real
+};
+
+struct ValidationReport {
+  std::vector<StepComparison> steps;
+  ErrorSummary step_errors;
+  std::vector<CategoryError> categories;  // categories present in the trace or the simulation
+  double threshold = 0.03;
+  bool passed = false;  // step_errors.median_abs <= threshold
+};
+
+// The simulation's profile of `steps` decode steps of the scenario (GPU 0).
+[[nodiscard]] std::vector<StepProfile> simulated_profile(const Scenario& scenario, std::int64_t steps);
+
+// Compares two profiles of the same length (std::invalid_argument otherwise, or if empty, or if a
+// real step time is not > 0). Pure: no simulation, no files.
+[[nodiscard]] ValidationReport compare_profiles(const std::vector<StepProfile>& real,
+                                                const std::vector<StepProfile>& simulated, double threshold);
+
+[[nodiscard]] std::string format_validation_report(const ValidationReport& r, const MeasuredTrace& trace);
+[[nodiscard]] nlohmann::ordered_json validation_json(const ValidationReport& r, const MeasuredTrace& trace);
+
+}  // namespace ess

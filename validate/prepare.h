@@ -1,0 +1,32 @@
+// `ess-sim validate --prepare`: turns a scenario into a configuration of the GPU ground-truth
+// runner (kernels/runner): the runner's command-line arguments and the access trace holding the
+// exact top-k selections the simulation of that scenario uses, so both see the same misses.
+//
+// The runner executes dense MLA + indexer layers with ESS offload on one GPU, so the scenario must
+// be: one GPU in total, an MLA model with an indexer and no MoE (e.g. deepseek-v3.2-exp with
+// "moe": null and fewer layers), no MTP (workload.mtp.depth 1), cache.mode "offload" with
+// cache.pool_entries, sampled_requests equal to the batch (every request simulated exactly),
+// overlap serial or da. Anything else is a ConfigError saying which field to change.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "sim/config/scenario.h"
+
+namespace ess {
+
+// The scenario's identity for the runner's trace: SHA-256 of its resolved values (sources
+// stripped, so the same configuration loaded from another path has the same identity).
+[[nodiscard]] std::string scenario_identity(const Scenario& scenario);
+
+struct RunnerConfig {
+  std::string arguments;               // one line: the ess-runner options (without --out)
+  std::filesystem::path access_trace;  // written by prepare_runner
+};
+
+// Checks the scenario, writes `dir`/`name`.esstrace and `dir`/`name`.args, returns both.
+[[nodiscard]] RunnerConfig prepare_runner(const Scenario& scenario, const std::filesystem::path& dir,
+                                          const std::string& name);
+
+}  // namespace ess
