@@ -93,6 +93,9 @@ RunnerConfig prepare_runner(const Scenario& scenario, const std::filesystem::pat
        << " --scenario-sha256 " << scenario_identity(scenario);
   out.arguments = args.str();
   write_file_atomically(dir / (name + ".args"), out.arguments + "\n");
+  // The scenario as resolved (every value with its source): self-contained, so the trace can later
+  // be validated against exactly this configuration with no --set.
+  write_file_atomically(dir / (name + ".scenario.json"), format_resolved(scenario.resolved));
   return out;
 }
 

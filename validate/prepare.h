@@ -25,7 +25,9 @@ struct RunnerConfig {
   std::filesystem::path access_trace;  // written by prepare_runner
 };
 
-// Checks the scenario, writes `dir`/`name`.esstrace and `dir`/`name`.args, returns both.
+// Checks the scenario, writes `dir`/`name`.esstrace, `dir`/`name`.args and `dir`/`name`.scenario.json
+// (the scenario resolved, overrides included: validate the trace against this file), returns the
+// first two.
 [[nodiscard]] RunnerConfig prepare_runner(const Scenario& scenario, const std::filesystem::path& dir,
                                           const std::string& name);
 

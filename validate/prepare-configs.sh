@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Prepares the GPU validation set: for each line of validate/configs.txt, the runner arguments,
+# the access trace (the simulator's exact top-k selections) and the resolved scenario, under
+# validate/data/prepared/, plus validate/data/prepared/configs.txt, the list the device script
+# kernels/run-runner-on-device.sh runs.
+#
+#   validate/prepare-configs.sh [ESS_SIM_BINARY]      (run from the repository root)
+set -euo pipefail
+ess_sim=${1:-build/release/ess-sim}
+[ -x "$ess_sim" ] || { echo "error: $ess_sim is not an executable (build first: make build)" >&2; exit 2; }
+out=validate/data/prepared
+mkdir -p "$out"
+list="$out/configs.txt.tmp"
+: > "$list"
+while read -r name sets; do
+  case "$name" in ''|'#'*) continue ;; esac
+  # shellcheck disable=SC2086  # the overrides are words by design
+  "$ess_sim" validate --scenario validate/scenarios/runner-h200.json $sets --prepare "$out" --name "$name" >> "$list"
+done < validate/configs.txt
+mv "$list" "$out/configs.txt"
+echo "prepared $(wc -l < "$out/configs.txt") configurations in $out ($(du -sh "$out" | cut -f1))"
