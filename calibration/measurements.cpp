@@ -462,7 +462,9 @@ void read_ess_bench(const nlohmann::json& doc, MeasurementInput& in, Measurement
       ++in.skipped["device-to-device copies (reported by ess-bench, no model uses them)"];
       continue;
     } else {
-      const CollectivePoint p{static_cast<int>(s.integer("gpus", 2)), static_cast<double>(s.integer("bytes", 1)), s.median()};
+      // A peer copy is between two GPUs (the sample names them as src and dst).
+      const int gpus = kind == "p2p" ? 2 : static_cast<int>(s.integer("gpus", 2));
+      const CollectivePoint p{gpus, static_cast<double>(s.integer("bytes", 1)), s.median()};
       if (p.gpus > o.gpus_per_node) {
         ++in.skipped["collectives over more GPUs than a node of the base hardware"];
         continue;

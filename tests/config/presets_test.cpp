@@ -17,16 +17,22 @@ using ess::PresetKind;
 namespace {
 
 const std::vector<std::string> kModels = {"deepseek-v3", "deepseek-v3.2-exp", "llama-2-7b", "llama-3.1-70b"};
-const std::vector<std::string> kHardware = {"a100-80gb-sxm", "h100-sxm", "h20", "h200-sxm", "h800-sxm"};
+// The hardware presets of scenarios/hardware/ and the calibrated profiles of calibration/profiles/.
+const std::vector<std::string> kHardware = {"a100-80gb-sxm", "a100-80gb-sxm-measured", "h100-sxm", "h100-sxm-measured",
+                                            "h20",           "h200-sxm",               "h800-sxm"};
 
 std::string folder(PresetKind k) { return k == PresetKind::model ? "models" : "hardware"; }
 
-// Every stem of scenarios/<folder>/*.json on disk, sorted.
+// Every stem of scenarios/<folder>/*.json on disk (and of calibration/profiles/*.json for
+// hardware), sorted.
 std::vector<std::string> files_on_disk(PresetKind k) {
   std::vector<std::string> out;
-  for (const auto& entry :
-       std::filesystem::directory_iterator(std::filesystem::path(ESS_SOURCE_DIR) / "scenarios" / folder(k))) {
-    if (entry.path().extension() == ".json") out.push_back(entry.path().stem().string());
+  std::vector<std::filesystem::path> dirs = {std::filesystem::path(ESS_SOURCE_DIR) / "scenarios" / folder(k)};
+  if (k == PresetKind::hardware) dirs.push_back(std::filesystem::path(ESS_SOURCE_DIR) / "calibration" / "profiles");
+  for (const auto& dir : dirs) {
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+      if (entry.path().extension() == ".json") out.push_back(entry.path().stem().string());
+    }
   }
   std::sort(out.begin(), out.end());
   return out;
@@ -48,8 +54,10 @@ void collect_unsourced(const nlohmann::json& v, const std::string& pointer, std:
   if (v.is_object() && v.contains("value")) {
     ++wrapped;
     const auto s = v.find("source");
+    // A value is a number or a string, or (only the measured GEMM table) an object of measurements.
+    const bool table = pointer.size() >= 14 && pointer.substr(pointer.size() - 14) == "/gemm_measured";
     const bool ok = v.size() == 2 && s != v.end() && s->is_string() && !s->get<std::string>().empty() &&
-                    (v.at("value").is_number() || v.at("value").is_string());
+                    (v.at("value").is_number() || v.at("value").is_string() || (table && v.at("value").is_object()));
     if (!ok) bad.push_back(pointer + " (malformed value with provenance: " + v.dump() + ")");
     return;
   }
@@ -86,9 +94,16 @@ TEST_CASE("the embedded presets are the JSON files under scenarios/, unchanged",
     for (const ess::Preset* p : ess::presets(k)) {
       INFO(p->path);
       CHECK(p->kind == k);
-      CHECK(p->path == "scenarios/" + folder(k) + "/" + p->name + ".json");
       CHECK(p->origin() == "built-in preset " + p->path);
-      CHECK(p->document == ess::read_json_file(std::filesystem::path(ESS_SOURCE_DIR) / p->path));
+      if (p->path.rfind("calibration/profiles/", 0) == 0) {
+        // A calibrated profile: the preset is the profile's "hardware" section.
+        CHECK(k == PresetKind::hardware);
+        CHECK(p->path == "calibration/profiles/" + p->name + ".json");
+        CHECK(p->document == ess::read_json_file(std::filesystem::path(ESS_SOURCE_DIR) / p->path).at("hardware"));
+      } else {
+        CHECK(p->path == "scenarios/" + folder(k) + "/" + p->name + ".json");
+        CHECK(p->document == ess::read_json_file(std::filesystem::path(ESS_SOURCE_DIR) / p->path));
+      }
       CHECK_FALSE(p->description.empty());
       CHECK(p->description == p->document.at("description").get<std::string>());
       CHECK(p->document.at("name") == p->name);  // the name inside matches the file name

@@ -286,7 +286,8 @@ TEST_CASE("an unknown preset is rejected with a did-you-mean and the list of pre
   CHECK_THROWS_MATCHES(load(patched({{"hardware", "h200-sx"}})), ConfigError,
                        config_error(kOrigin, "/hardware",
                                     {"unknown hardware preset \"h200-sx\"", "did you mean \"h200-sxm\"?",
-                                     "\"a100-80gb-sxm\", \"h100-sxm\", \"h20\", \"h200-sxm\" or \"h800-sxm\""}));
+                                     "\"a100-80gb-sxm\", \"a100-80gb-sxm-measured\", \"h100-sxm\", \"h100-sxm-measured\", \"h20\", "
+                                     "\"h200-sxm\" or \"h800-sxm\""}));
   CHECK_THROWS_MATCHES(load(patched({{"model", "llama-3.1-70"}})), ConfigError,
                        config_error(kOrigin, "/model",
                                     {"unknown model preset \"llama-3.1-70\"", "did you mean \"llama-3.1-70b\"?"}));
