@@ -14,10 +14,7 @@ using TrafficFactor = double (*)(int gpus);
 
 AlphaBeta fit_alpha_beta(std::span<const CollectivePoint> points, std::span<const std::size_t> use,
                          TrafficFactor factor, const char* what) {
-  std::vector<std::size_t> idx(use.begin(), use.end());
-  if (idx.empty()) {
-    for (std::size_t i = 0; i < points.size(); ++i) idx.push_back(i);
-  }
+  const std::vector<std::size_t> idx = selected_points(use, points.size(), "alpha-beta fit");
   const auto n = static_cast<Eigen::Index>(idx.size());
   if (n < 2) throw FitError(std::string(what) + ": need at least 2 points, got " + std::to_string(n));
   Eigen::MatrixXd a(n, 2);

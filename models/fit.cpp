@@ -31,6 +31,10 @@ ErrorSummary summarize_errors(std::span<const double> predicted, std::span<const
       throw std::invalid_argument("summarize_errors: measured value " + std::to_string(i) + " must be > 0 (got " +
                                   check::number(measured[i]) + ")");
     }
+    if (!std::isfinite(predicted[i])) {
+      throw std::invalid_argument("summarize_errors: prediction " + std::to_string(i) + " is not a finite number (got " +
+                                  check::number(predicted[i]) + "): the model is broken for this point");
+    }
     signed_err[i] = (predicted[i] - measured[i]) / measured[i];
     abs_err[i] = std::abs(signed_err[i]);
   }
@@ -53,45 +57,93 @@ Eigen::VectorXd relative_nonnegative_least_squares(const Eigen::MatrixXd& a, con
     throw FitError("too few points (" + std::to_string(rows) + ") for " + std::to_string(cols) + " parameters");
   }
   // Row i scaled by 1/y_i turns the relative residual into an ordinary one: (A x)_i / y_i - 1.
-  Eigen::MatrixXd scaled = a;
+  // Columns differ in scale by up to ~1e15 (seconds vs seconds per byte): normalise them so that
+  // the rank test and the solver compare like with like.
+  Eigen::MatrixXd b = a;
   for (Eigen::Index i = 0; i < rows; ++i) {
     if (!(y[i] > 0.0)) throw std::invalid_argument("relative_nonnegative_least_squares: y must be > 0");
-    scaled.row(i) /= y[i];
+    b.row(i) /= y[i];
+  }
+  const Eigen::VectorXd norms = b.colwise().norm();
+  for (Eigen::Index j = 0; j < cols; ++j) {
+    if (!(norms[j] > 0.0)) throw FitError("a model term is zero at every point, so the data cannot determine it");
+    b.col(j) /= norms[j];
+  }
+  {
+    Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(b);
+    qr.setThreshold(1e-10);
+    if (qr.rank() < cols) {
+      throw FitError("the points do not separate the model's terms (rank " + std::to_string(qr.rank()) + " of " +
+                     std::to_string(cols) + "): measure a wider range of sizes");
+    }
   }
   const Eigen::VectorXd ones = Eigen::VectorXd::Ones(rows);
-  std::vector<bool> free(static_cast<std::size_t>(cols), true);
-  for (;;) {
+  // Lawson and Hanson's active-set NNLS ("Solving Least Squares Problems", 1974, chapter 23):
+  // columns enter the passive set by the largest gradient, and leave it when a step would make
+  // their coefficient negative, so the result is the constrained minimum.
+  std::vector<bool> passive(static_cast<std::size_t>(cols), false);
+  Eigen::VectorXd x = Eigen::VectorXd::Zero(cols);
+  const auto solve_passive = [&]() {
     std::vector<Eigen::Index> idx;
-    for (Eigen::Index c = 0; c < cols; ++c) {
-      if (free[static_cast<std::size_t>(c)]) idx.push_back(c);
+    for (Eigen::Index j = 0; j < cols; ++j) {
+      if (passive[static_cast<std::size_t>(j)]) idx.push_back(j);
     }
-    Eigen::VectorXd x = Eigen::VectorXd::Zero(cols);
-    if (idx.empty()) return x;
     Eigen::MatrixXd sub(rows, static_cast<Eigen::Index>(idx.size()));
-    for (std::size_t j = 0; j < idx.size(); ++j) sub.col(static_cast<Eigen::Index>(j)) = scaled.col(idx[j]);
-    // Columns differ in scale by up to ~1e15 (seconds vs seconds per byte): normalise them so the
-    // rank test compares like with like.
-    Eigen::VectorXd norms = sub.colwise().norm();
-    for (Eigen::Index j = 0; j < sub.cols(); ++j) {
-      if (!(norms[j] > 0.0)) throw FitError("a model term is zero at every point, so the data cannot determine it");
-      sub.col(j) /= norms[j];
+    for (std::size_t k = 0; k < idx.size(); ++k) sub.col(static_cast<Eigen::Index>(k)) = b.col(idx[k]);
+    const Eigen::VectorXd sol = sub.colPivHouseholderQr().solve(ones);
+    Eigen::VectorXd z = Eigen::VectorXd::Zero(cols);
+    for (std::size_t k = 0; k < idx.size(); ++k) z[idx[k]] = sol[static_cast<Eigen::Index>(k)];
+    return z;
+  };
+  constexpr double kTol = 1e-12;
+  for (int outer = 0; outer < 3 * static_cast<int>(cols) + 10; ++outer) {
+    const Eigen::VectorXd w = b.transpose() * (ones - b * x);
+    Eigen::Index best = -1;
+    for (Eigen::Index j = 0; j < cols; ++j) {
+      if (!passive[static_cast<std::size_t>(j)] && w[j] > kTol && (best < 0 || w[j] > w[best])) best = j;
     }
-    Eigen::ColPivHouseholderQR<Eigen::MatrixXd> qr(sub);
-    qr.setThreshold(1e-10);
-    if (qr.rank() < sub.cols()) {
-      throw FitError("the points do not separate the model's terms (rank " + std::to_string(qr.rank()) + " of " +
-                     std::to_string(sub.cols()) + "): measure a wider range of sizes");
+    if (best < 0) break;
+    passive[static_cast<std::size_t>(best)] = true;
+    for (int inner = 0; inner <= static_cast<int>(cols); ++inner) {
+      const Eigen::VectorXd z = solve_passive();
+      bool feasible = true;
+      double alpha = 1.0;
+      for (Eigen::Index j = 0; j < cols; ++j) {
+        if (passive[static_cast<std::size_t>(j)] && z[j] <= 0.0) {
+          feasible = false;
+          alpha = std::min(alpha, x[j] / (x[j] - z[j]));
+        }
+      }
+      if (feasible) {
+        x = z;
+        break;
+      }
+      x += alpha * (z - x);
+      for (Eigen::Index j = 0; j < cols; ++j) {
+        if (passive[static_cast<std::size_t>(j)] && x[j] <= kTol) {
+          passive[static_cast<std::size_t>(j)] = false;
+          x[j] = 0.0;
+        }
+      }
     }
-    const Eigen::VectorXd sol = qr.solve(ones);
-    Eigen::Index worst = -1;
-    for (std::size_t j = 0; j < idx.size(); ++j) {
-      const auto jj = static_cast<Eigen::Index>(j);
-      x[idx[j]] = sol[jj] / norms[jj];
-      if (sol[jj] < 0.0 && (worst < 0 || sol[jj] < sol[worst])) worst = jj;
-    }
-    if (worst < 0) return x;
-    free[static_cast<std::size_t>(idx[static_cast<std::size_t>(worst)])] = false;  // pin the most negative term to 0
   }
+  for (Eigen::Index j = 0; j < cols; ++j) x[j] = std::max(0.0, x[j]) / norms[j];
+  return x;
+}
+
+std::vector<std::size_t> selected_points(std::span<const std::size_t> use, std::size_t n, const char* what) {
+  std::vector<std::size_t> idx(use.begin(), use.end());
+  if (idx.empty()) {
+    idx.resize(n);
+    std::iota(idx.begin(), idx.end(), std::size_t{0});
+  }
+  for (const std::size_t i : idx) {
+    if (i >= n) {
+      throw std::invalid_argument(std::string(what) + ": point index " + std::to_string(i) + " out of range (" +
+                                  std::to_string(n) + " points)");
+    }
+  }
+  return idx;
 }
 
 LmResult levenberg_marquardt(const std::function<Eigen::VectorXd(const Eigen::VectorXd&)>& residuals,

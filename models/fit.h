@@ -35,15 +35,19 @@ struct ErrorSummary {
   double bias = 0.0;        // median e (signed): > 0 means the model predicts too slow
 };
 
-// Summarises the relative errors. Both spans have the same size >= 1 and every measured value is
-// > 0 (throws std::invalid_argument otherwise).
+// Summarises the relative errors. Both spans have the same size >= 1, every measured value is > 0
+// and every prediction finite (throws std::invalid_argument otherwise).
 [[nodiscard]] ErrorSummary summarize_errors(std::span<const double> predicted, std::span<const double> measured);
 
 // Minimises sum_i ((A x)_i / y_i - 1)^2 over x >= 0 (every column of A is a non-negative physical
-// term: a latency, a time per byte). Columns whose unconstrained coefficient would be negative are
-// fixed to 0 one at a time (an active-set method; A has a handful of columns). y_i > 0.
+// term: a latency, a time per byte), by Lawson and Hanson's active-set NNLS. y_i > 0.
 // Throws FitError if A has fewer rows than columns or the system is rank deficient.
 [[nodiscard]] Eigen::VectorXd relative_nonnegative_least_squares(const Eigen::MatrixXd& a, const Eigen::VectorXd& y);
+
+// The points a fit uses: `use`, or every one of the n points when `use` is empty. Throws
+// std::invalid_argument naming `what` for an index >= n.
+[[nodiscard]] std::vector<std::size_t> selected_points(std::span<const std::size_t> use, std::size_t n,
+                                                       const char* what);
 
 struct LmResult {
   Eigen::VectorXd x;  // parameters at the minimum found

@@ -36,10 +36,7 @@ struct Work {
 }  // namespace
 
 RooflineParams fit_gemm(std::span<const GemmPoint> points, std::span<const std::size_t> use, const Hardware& hw) {
-  std::vector<std::size_t> idx(use.begin(), use.end());
-  if (idx.empty()) {
-    for (std::size_t i = 0; i < points.size(); ++i) idx.push_back(i);
-  }
+  const std::vector<std::size_t> idx = selected_points(use, points.size(), "fit_gemm");
   if (idx.size() < 5) throw FitError("the GEMM model has 5 parameters; need at least 5 GEMM points, got " + std::to_string(idx.size()));
   std::vector<Work> work;
   work.reserve(idx.size());

@@ -1,5 +1,6 @@
 #include "models/norm_fit.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "models/check.h"
@@ -9,10 +10,7 @@ namespace ess {
 
 RooflineParams fit_memory_bound(std::span<const NormPoint> points, std::span<const std::size_t> use,
                                 const Hardware& hw) {
-  std::vector<std::size_t> idx(use.begin(), use.end());
-  if (idx.empty()) {
-    for (std::size_t i = 0; i < points.size(); ++i) idx.push_back(i);
-  }
+  const std::vector<std::size_t> idx = selected_points(use, points.size(), "fit_memory_bound");
   if (idx.size() < 2) throw FitError("the norm model has 2 parameters; need at least 2 norm points, got " + std::to_string(idx.size()));
   const auto n = static_cast<Eigen::Index>(idx.size());
   Eigen::MatrixXd a(n, 2);
@@ -26,12 +24,13 @@ RooflineParams fit_memory_bound(std::span<const NormPoint> points, std::span<con
   }
   const Eigen::VectorXd x = relative_nonnegative_least_squares(a, y);
   RooflineParams p = hw.kernels.memory_bound;
-  if (!(x[1] >= 1.0)) {
+  // 1 / efficiency; exactly 1 (the datasheet bandwidth) may come out a rounding error below.
+  if (!(x[1] >= 1.0 - 1e-9)) {
     throw FitError("the norm points imply " + check::number(100.0 / x[1]) +
                    "% of the datasheet HBM bandwidth (more than 100%): check hardware.gpu.hbm_bandwidth and the "
                    "bytes the norm model counts (models/norm.h)");
   }
-  p.memory_efficiency = 1.0 / x[1];
+  p.memory_efficiency = std::min(1.0, 1.0 / x[1]);
   p.memory_ramp = Bytes(0.0);
   p.kernel_overhead = Seconds(x[0]);
   return p;

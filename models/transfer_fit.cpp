@@ -11,11 +11,7 @@ namespace ess {
 namespace {
 
 std::vector<std::size_t> indices(std::span<const std::size_t> use, std::size_t n) {
-  std::vector<std::size_t> idx(use.begin(), use.end());
-  if (idx.empty()) {
-    for (std::size_t i = 0; i < n; ++i) idx.push_back(i);
-  }
-  return idx;
+  return selected_points(use, n, "PCIe fit");
 }
 
 }  // namespace
