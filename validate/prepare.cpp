@@ -36,7 +36,13 @@ void require(bool ok, const Scenario& s, const std::string& pointer, const std::
 
 }  // namespace
 
-std::string scenario_identity(const Scenario& scenario) { return sha256_hex(values_only(scenario.resolved).dump()); }
+std::string scenario_identity(const Scenario& scenario) {
+  // What the runner executes: everything but the hardware's cost parameters, so that one real trace
+  // can be validated against any calibration of the GPU it ran on.
+  nlohmann::ordered_json v = values_only(scenario.resolved);
+  v.erase("hardware");
+  return sha256_hex(v.dump());
+}
 
 RunnerConfig prepare_runner(const Scenario& scenario, const std::filesystem::path& dir, const std::string& name) {
   const ModelConfig& m = scenario.model;

@@ -17,7 +17,8 @@
 namespace ess {
 
 // The scenario's identity for the runner's trace: SHA-256 of its resolved values (sources
-// stripped, so the same configuration loaded from another path has the same identity).
+// stripped, so the same configuration loaded from another path has the same identity), without
+// the hardware section: a trace can be validated against any calibration of its GPU.
 [[nodiscard]] std::string scenario_identity(const Scenario& scenario);
 
 struct RunnerConfig {

@@ -134,6 +134,16 @@ TEST_CASE("ess-sim validate exits 1 above the threshold, 0 below, 2 for a trace 
   CHECK_THAT(err.str(), Catch::Contains("different configuration"));
 }
 
+TEST_CASE("a trace's scenario identity ignores the hardware's cost parameters, not the workload") {
+  const ess::Scenario base = ess::load_scenario(kScenario);
+  const ess::Scenario recalibrated =
+      ess::load_scenario(kScenario, {ess::parse_override("hardware.kernels.gemm.compute_efficiency=0.5")});
+  const ess::Scenario other_batch = ess::load_scenario(
+      kScenario, {ess::parse_override("workload.batch_per_gpu=4"), ess::parse_override("cache.sampled_requests=4")});
+  CHECK(ess::scenario_identity(recalibrated) == ess::scenario_identity(base));
+  CHECK(ess::scenario_identity(other_batch) != ess::scenario_identity(base));
+}
+
 TEST_CASE("traces of unknown formats are clear errors") {
   CHECK_THROWS_WITH(ess::parse_trace(nlohmann::json{{"foo", 1}}, "x.json", nullptr),
                     Catch::Contains("unknown trace format"));
