@@ -99,7 +99,7 @@ ValidationReport compare_profiles(const std::vector<StepProfile>& real, const st
 std::string format_validation_report(const ValidationReport& r, const MeasuredTrace& trace) {
   std::ostringstream s;
   s << "Validation of " << trace.path << " (" << trace.format << ", " << r.steps.size() << " steps)";
-  if (trace.metadata.contains("gpu")) s << " on " << trace.metadata["gpu"].get<std::string>();
+  if (trace.metadata.contains("gpu") && trace.metadata["gpu"].is_string()) s << " on " << trace.metadata["gpu"].get<std::string>();
   s << "\nRelative error (simulated - real) / real.\n\n";
   s << std::left << std::setw(14) << "category" << std::right << std::setw(7) << "steps" << std::setw(12) << "real ms"
     << std::setw(12) << "sim ms" << std::setw(9) << "median" << std::setw(9) << "p95" << std::setw(9) << "max"

@@ -167,7 +167,8 @@ TraceError::TraceError(const std::string& path, const std::string& where, const 
     : std::runtime_error(path + (where.empty() ? "" : ": " + where) + ": " + message) {}
 
 CategoryMap CategoryMap::parse(const nlohmann::json& doc, const std::string& origin) {
-  if (!doc.is_object() || doc.value("schema", "") != "ess-sim/kernel-categories/v1") {
+  const auto schema = doc.is_object() ? doc.find("schema") : doc.end();
+  if (!doc.is_object() || schema == doc.end() || *schema != "ess-sim/kernel-categories/v1") {
     throw TraceError(origin, "/schema", "not a kernel-category mapping (expected \"schema\": \"ess-sim/kernel-categories/v1\")");
   }
   const auto rules = doc.find("rules");
@@ -215,7 +216,8 @@ std::optional<std::string> CategoryMap::category_of(const std::string& kernel_na
   return std::nullopt;
 }
 
-MeasuredTrace parse_trace(const nlohmann::json& doc, const std::string& path, const CategoryMap* kineto_map) {
+namespace {
+MeasuredTrace parse_trace_unchecked(const nlohmann::json& doc, const std::string& path, const CategoryMap* kineto_map) {
   MeasuredTrace t;
   t.path = path;
   if (!doc.is_object() || !doc.contains("traceEvents") || !doc["traceEvents"].is_array()) {
@@ -245,6 +247,16 @@ MeasuredTrace parse_trace(const nlohmann::json& doc, const std::string& path, co
   }
   if (t.steps.empty()) throw TraceError(path, "", "the trace holds no decode step");
   return t;
+}
+}  // namespace
+
+MeasuredTrace parse_trace(const nlohmann::json& doc, const std::string& path, const CategoryMap* kineto_map) {
+  try {
+    return parse_trace_unchecked(doc, path, kineto_map);
+  } catch (const nlohmann::json::exception& e) {
+    // A field of the wrong type somewhere (e.g. "ph": 5): malformed input, not a bug.
+    throw TraceError(path, "", std::string("malformed trace event: ") + e.what());
+  }
 }
 
 MeasuredTrace read_trace(const std::string& path, const CategoryMap* kineto_map) {

@@ -162,6 +162,10 @@ TEST_CASE("traces of unknown formats are clear errors") {
   nlohmann::json gap = runner_trace({StepProfile{1e-3, {}}}, {});
   gap["traceEvents"].push_back({{"ph", "X"}, {"cat", "gemm"}, {"dur", 1.0}, {"ts", 0.0}, {"args", {{"step", 2}}}});
   CHECK_THROWS_WITH(ess::parse_trace(gap, "x.json", nullptr), Catch::Contains("step 1 has events but no \"step\" event"));
+  // A field of the wrong type is malformed input, reported as such.
+  nlohmann::json typed = runner_trace({StepProfile{1e-3, {}}}, {});
+  typed["traceEvents"].push_back({{"ph", 5}});
+  CHECK_THROWS_WITH(ess::parse_trace(typed, "x.json", nullptr), Catch::Contains("malformed trace event"));
 }
 
 TEST_CASE("PyTorch profiler traces: steps from ProfilerStep spans, categories from the mapping, idle time as exposed wait") {
