@@ -1,6 +1,9 @@
 #include "validate/compare.h"
 
+#include <algorithm>
+#include <cctype>
 #include <iomanip>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -30,9 +33,9 @@ nlohmann::ordered_json summary_json(const ErrorSummary& e) {
 
 }  // namespace
 
-std::vector<StepProfile> simulated_profile(const Scenario& scenario, std::int64_t steps) {
-  Simulation sim(scenario, SimulationOptions{steps, 0});
-  const RunResult r = sim.run();
+namespace {
+
+std::vector<StepProfile> profile_of(const RunResult& r) {
   std::vector<StepProfile> out(static_cast<std::size_t>(r.steps));
   for (std::size_t s = 0; s < out.size(); ++s) {
     const GpuStepTimes& g = r.gpu_steps[s][0];
@@ -47,6 +50,84 @@ std::vector<StepProfile> simulated_profile(const Scenario& scenario, std::int64_
     p.seconds[static_cast<std::size_t>(ValidationCategory::transfer)] = g.transfer;
     p.seconds[static_cast<std::size_t>(ValidationCategory::exposed_wait)] = g.exposed;
   }
+  return out;
+}
+
+// "L12 fetch_overlap" -> "fetch_overlap".
+std::string op_name(const std::string& name) {
+  if (name.size() > 2 && name[0] == 'L' && std::isdigit(static_cast<unsigned char>(name[1])) != 0) {
+    const auto space = name.find(' ');
+    if (space != std::string::npos) return name.substr(space + 1);
+  }
+  return name;
+}
+
+}  // namespace
+
+std::vector<StepProfile> simulated_profile(const Scenario& scenario, std::int64_t steps) {
+  Simulation sim(scenario, SimulationOptions{steps, 0});
+  return profile_of(sim.run());
+}
+
+SimulatedRun simulate_for_validation(const Scenario& scenario, std::int64_t steps) {
+  Simulation sim(scenario, SimulationOptions{steps, static_cast<int>(std::min<std::int64_t>(steps, 1000))});
+  const RunResult r = sim.run();
+  SimulatedRun out;
+  out.steps = profile_of(r);
+  out.ops.resize(out.steps.size());
+  // GPU 0's tracks: its compute stream, and its PCIe links.
+  const nlohmann::json trace = nlohmann::json::parse(r.trace.to_json());
+  int gpu_pid = -1;
+  int pcie_pid = -1;
+  for (const auto& e : trace.at("traceEvents")) {
+    if (e.value("ph", "") == "M" && e.value("name", "") == "process_name") {
+      const std::string n = e.at("args").value("name", "");
+      if (n == "GPU 0") gpu_pid = e.at("pid").get<int>();
+      if (n == "PCIe links") pcie_pid = e.at("pid").get<int>();
+    }
+  }
+  std::set<std::pair<int, int>> tracks;
+  for (const auto& e : trace.at("traceEvents")) {
+    if (e.value("ph", "") != "M" || e.value("name", "") != "thread_name") continue;
+    const std::string n = e.at("args").value("name", "");
+    const int pid = e.at("pid").get<int>();
+    if ((pid == gpu_pid && n == "compute stream") || (pid == pcie_pid && (n == "GPU 0 h2d" || n == "GPU 0 d2h"))) {
+      tracks.emplace(pid, e.at("tid").get<int>());
+    }
+  }
+  for (const auto& e : trace.at("traceEvents")) {
+    if (e.value("ph", "") != "X" || !tracks.contains({e.at("pid").get<int>(), e.at("tid").get<int>()})) continue;
+    const std::string cat = e.value("cat", "");
+    if (cat == "segment" || cat == "exposed" || cat == "idle") continue;
+    const double ts = e.at("ts").get<double>() * 1e-6;
+    for (std::size_t s = 0; s < out.steps.size(); ++s) {
+      const GpuStepTimes& g = r.gpu_steps[s][0];
+      if (ts >= g.start - 1e-12 && ts < g.end - 1e-12) {
+        out.ops[s][op_name(e.value("name", ""))] += e.at("dur").get<double>() * 1e-6;
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<OpComparison> compare_ops(const std::vector<std::map<std::string, double>>& real,
+                                      const std::vector<std::map<std::string, double>>& simulated) {
+  if (real.size() != simulated.size()) {
+    throw std::invalid_argument("compare_ops: real and simulated runs differ in steps");
+  }
+  std::map<std::string, OpComparison> by_name;
+  for (std::size_t s = 0; s < real.size(); ++s) {
+    for (const auto& [name, sec] : real[s]) by_name[name].real += sec;
+    for (const auto& [name, sec] : simulated[s]) by_name[name].simulated += sec;
+  }
+  std::vector<OpComparison> out;
+  for (auto& [name, c] : by_name) {
+    c.name = name;
+    c.error = c.real > 0.0 ? (c.simulated - c.real) / c.real : 0.0;
+    out.push_back(c);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const OpComparison& a, const OpComparison& b) { return a.real > b.real; });
   return out;
 }
 
@@ -126,6 +207,14 @@ std::string format_validation_report(const ValidationReport& r, const MeasuredTr
     if (c.only_simulated > 0) s << "  only simulated in " << c.only_simulated << " step(s)";
     s << "\n";
   }
+  if (!r.ops.empty()) {
+    s << "\nper op, summed over layers and steps (ms): real / simulated / error\n";
+    for (const auto& op : r.ops) {
+      s << "  " << std::left << std::setw(20) << op.name << std::right << std::setw(10) << ms(op.real) << " / "
+        << std::setw(10) << ms(op.simulated) << " / "
+        << (op.real > 0.0 ? signed_pct(op.error) : std::string("only simulated")) << "\n";
+    }
+  }
   s << "\nper step (ms): real / simulated / error\n";
   for (const auto& st : r.steps) {
     s << "  step " << std::setw(3) << st.step << "  " << ms(st.real) << " / " << ms(st.simulated) << " / "
@@ -163,6 +252,12 @@ nlohmann::ordered_json validation_json(const ValidationReport& r, const Measured
     steps.push_back({{"step", st.step}, {"real_seconds", st.real}, {"simulated_seconds", st.simulated}, {"error", st.error}});
   }
   j["steps"] = steps;
+  nlohmann::ordered_json ops = nlohmann::ordered_json::array();
+  for (const auto& op : r.ops) {
+    ops.push_back({{"name", op.name}, {"real_seconds", op.real}, {"simulated_seconds", op.simulated},
+                   {"error", op.real > 0.0 ? nlohmann::ordered_json(op.error) : nlohmann::ordered_json(nullptr)}});
+  }
+  j["ops"] = ops;
   j["uncategorised_kernels"] = trace.uncategorised;
   return j;
 }

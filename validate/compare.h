@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -36,8 +37,18 @@ struct StepComparison {
   double error = 0.0;  // (simulated - real) / real
 };
 
+// One operation (by the name the runner and the simulator share, e.g. "q_b", "sparse_mla"),
+// summed over every layer and step.
+struct OpComparison {
+  std::string name;
+  double real = 0.0;       // seconds
+  double simulated = 0.0;  // seconds
+  double error = 0.0;      // (simulated - real) / real; 0 when real is 0
+};
+
 struct ValidationReport {
   std::vector<StepComparison> steps;
+  std::vector<OpComparison> ops;  // ess-runner traces only; largest real time first
   ErrorSummary step_errors;
   std::vector<CategoryError> categories;  // categories present in the trace or the simulation
   double threshold = 0.03;
@@ -46,6 +57,18 @@ struct ValidationReport {
 
 // The simulation's profile of `steps` decode steps of the scenario (GPU 0).
 [[nodiscard]] std::vector<StepProfile> simulated_profile(const Scenario& scenario, std::int64_t steps);
+
+// The same, with the time per op name per step (from the simulation's trace of GPU 0: compute
+// stream kernels, and the PCIe fetches and write-backs with their "L<layer> " prefix removed).
+struct SimulatedRun {
+  std::vector<StepProfile> steps;
+  std::vector<std::map<std::string, double>> ops;
+};
+[[nodiscard]] SimulatedRun simulate_for_validation(const Scenario& scenario, std::int64_t steps);
+
+// Per-op comparison of two runs of the same length (names in either; sorted by real time, then name).
+[[nodiscard]] std::vector<OpComparison> compare_ops(const std::vector<std::map<std::string, double>>& real,
+                                                    const std::vector<std::map<std::string, double>>& simulated);
 
 // Compares two profiles of the same length (std::invalid_argument otherwise, or if empty, or if a
 // real step time is not > 0). Pure: no simulation, no files.

@@ -49,8 +49,10 @@ void parse_runner(const nlohmann::json& events, MeasuredTrace& t) {
     const auto step = static_cast<std::size_t>((*args)["step"].get<std::int64_t>());
     if (step >= t.steps.size()) {
       t.steps.resize(step + 1);
+      t.ops.resize(step + 1);
       has_step.resize(step + 1, false);
     }
+    if (cat != "step" && cat != "wait") t.ops[step][e.value("name", "")] += dur;
     StepProfile& s = t.steps[step];
     if (cat == "step") {
       if (has_step[step]) throw TraceError(t.path, where, "step " + std::to_string(step) + " has two \"step\" events");

@@ -48,6 +48,8 @@ struct MeasuredTrace {
   std::string format;          // "ess-runner" or "kineto"
   nlohmann::json metadata;     // ess-runner: otherData; kineto: deviceProperties and the like
   std::vector<StepProfile> steps;
+  // ess-runner only: seconds per op name per step (the runner names its ops as the simulator does)
+  std::vector<std::map<std::string, double>> ops;
   std::size_t events_used = 0;
   std::size_t events_outside_steps = 0;         // kernels before the first or after the last step
   std::map<std::string, double> uncategorised;  // kineto: kernel name -> seconds with no mapping

@@ -98,6 +98,34 @@ TEST_CASE("validate finds exactly the errors put into a synthetic ess-runner tra
   CHECK(r.passed);  // 1.96% <= 3%
 }
 
+TEST_CASE("validate aligns operations by name: one op made slower shows up on that op alone") {
+  const ess::Scenario scenario = ess::load_scenario(kScenario);
+  const ess::SimulatedRun sim = ess::simulate_for_validation(scenario, 2);
+  REQUIRE(sim.ops.size() == 2);
+  // The simulation's trace names the runner's ops: GEMMs, the indexer, attention and the fetch
+  // (its "L<layer> " prefix removed).
+  for (const char* name : {"q_b", "gate_up", "indexer_topk", "sparse_mla_hits", "fetch_overlap", "attn_norm"}) {
+    INFO(name);
+    CHECK(sim.ops[0].count(name) == 1);
+  }
+  // A real run identical except q_b 25% slower: q_b's error is 1/1.25 - 1 = -20%, the others 0.
+  auto real = sim.ops;
+  for (auto& step : real) step.at("q_b") *= 1.25;
+  const auto ops = ess::compare_ops(real, sim.ops);
+  for (const auto& op : ops) {
+    INFO(op.name);
+    CHECK(op.error == Approx(op.name == "q_b" ? -0.2 : 0.0).margin(1e-12));
+  }
+  // Largest real time first.
+  for (std::size_t i = 1; i < ops.size(); ++i) CHECK(ops[i - 1].real >= ops[i].real);
+  // The runner-format reader collects per-op times by step.
+  nlohmann::json doc = runner_trace({StepProfile{1e-3, {}}}, {});
+  doc["traceEvents"].push_back({{"ph", "X"}, {"name", "q_b"}, {"cat", "gemm"}, {"ts", 0.0}, {"dur", 10.0}, {"args", {{"step", 0}, {"layer", 0}}}});
+  doc["traceEvents"].push_back({{"ph", "X"}, {"name", "q_b"}, {"cat", "gemm"}, {"ts", 20.0}, {"dur", 5.0}, {"args", {{"step", 0}, {"layer", 1}}}});
+  const ess::MeasuredTrace t = ess::parse_trace(doc, "x.json", nullptr);
+  CHECK(t.ops.at(0).at("q_b") == Approx(15e-6));
+}
+
 TEST_CASE("a trace 5% slower than the simulation fails the 3% threshold and passes at 6%") {
   const ess::Scenario scenario = ess::load_scenario(kScenario);
   const auto sim = ess::simulated_profile(scenario, 4);
