@@ -52,7 +52,7 @@ const std::vector<Spec>& specs() {
       {"pool-entries", Kind::integer, true, "", 1, kInt32Max, {}, "GPU pool capacity per request and layer"},
       {"pinned-recent", Kind::integer, false, "0", 0, kInt32Max, {}, "newest tokens always resident"},
       {"eviction", Kind::choice, true, "", 0, 0, {"lru", "fifo", "heat"}, "pool eviction policy"},
-      {"heat-decay", Kind::number, false, "0.5", 0, 0, {}, "heat policy: decay per step, in (0, 1]"},
+      {"heat-decay", Kind::number, false, "0.9", 0, 0, {}, "heat policy: decay per step, in (0, 1]"},
       {"overlap", Kind::choice, true, "", 0, 0, {"serial", "da"}, "fetch/attention overlap"},
       {"transfer", Kind::choice, true, "", 0, 0, {"gather", "copy"}, "miss fetch path"},
       {"access", Kind::text, true, "", 0, 0, {}, "ESS-TOPK access trace (.esstrace)"},

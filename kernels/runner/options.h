@@ -57,7 +57,7 @@ struct RunnerOptions {
   std::int64_t pool_entries = 0;
   std::int64_t pinned_recent = 0;
   EvictionPolicy eviction = EvictionPolicy::lru;
-  double heat_decay = 0.5;
+  double heat_decay = 0.9;
   OverlapMode overlap = OverlapMode::serial;
   TransferPath transfer = TransferPath::gather;
   std::string access;                          // the ESS-TOPK access trace

@@ -83,10 +83,11 @@ TEST_CASE("a full command line parses every value and fills the defaults") {
   CHECK(o.transfer == TransferPath::gather);
   CHECK(o.access == "a.esstrace");
   CHECK(o.out == "t.json");
-  // Defaults from the usage: --warmup-steps 2, --pinned-recent 0, --heat-decay 0.5, --device 0.
+  // Defaults from the usage: --warmup-steps 2, --pinned-recent 0, --heat-decay 0.9 (the
+  // simulator's cache.heat_decay default), --device 0.
   CHECK(o.warmup_steps == 2);
   CHECK(o.pinned_recent == 0);
-  CHECK(o.heat_decay == 0.5);
+  CHECK(o.heat_decay == 0.9);
   CHECK(o.device == 0);
   CHECK_FALSE(o.self_test);
   CHECK_FALSE(o.scenario_sha256.has_value());
@@ -214,7 +215,7 @@ TEST_CASE("help and version win over everything") {
   CHECK(parse_command_line({"--nonsense", "--version"}).action == Command::Action::version);
   const std::string usage = ess::runner::usage_text();
   CHECK(usage.find("--pool-entries N") != std::string::npos);
-  CHECK(usage.find("(default 0.5)") != std::string::npos);
+  CHECK(usage.find("(default 0.9)") != std::string::npos);
 }
 
 TEST_CASE("the config object lists every option by name with JSON values") {
@@ -225,7 +226,7 @@ TEST_CASE("the config object lists every option by name with JSON values") {
   CHECK(fields[2] == std::pair<std::string, std::string>{"q-lora", "1536"});
   CHECK(fields[16] == std::pair<std::string, std::string>{"warmup-steps", "2"});
   CHECK(fields[19] == std::pair<std::string, std::string>{"eviction", "\"heat\""});
-  CHECK(fields[20] == std::pair<std::string, std::string>{"heat-decay", "0.5"});
+  CHECK(fields[20] == std::pair<std::string, std::string>{"heat-decay", "0.90000000000000002"});
   CHECK(fields[21] == std::pair<std::string, std::string>{"overlap", "\"da\""});
   CHECK(fields[22] == std::pair<std::string, std::string>{"transfer", "\"gather\""});
   CHECK(fields[23] == std::pair<std::string, std::string>{"access", "\"a.esstrace\""});
