@@ -1,6 +1,8 @@
 #include "calibration/calibrate.h"
 
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <iomanip>
 #include <optional>
@@ -25,8 +27,11 @@ namespace {
 // rounded values, since those are what every later simulation uses.
 double round_significant(double v, int digits) {
   if (v == 0.0 || !std::isfinite(v)) return v;
-  const double scale = std::pow(10.0, digits - 1 - static_cast<int>(std::floor(std::log10(std::abs(v)))));
-  return std::round(v * scale) / scale;
+  // Through decimal text, so that the result is the double nearest the 4-digit decimal (and
+  // prints as exactly those digits), whatever the magnitude.
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*e", digits - 1, v);
+  return std::strtod(text, nullptr);
 }
 
 // One hardware field a fit sets: its JSON path, how it is written, and access to its value.
@@ -81,6 +86,9 @@ Field roofline_field(const std::string& kernel, const std::string& key, Roofline
     f.dimension = Dimension::bytes;
     f.get = [which](const Hardware& h) { return (h.kernels.*which).memory_ramp.value(); };
     f.set = [which](Hardware& h, double v) { (h.kernels.*which).memory_ramp = Bytes(v); };
+  } else if (key == "transition") {
+    f.get = [which](const Hardware& h) { return (h.kernels.*which).transition; };
+    f.set = [which](Hardware& h, double v) { (h.kernels.*which).transition = v; };
   } else {
     f.dimension = Dimension::seconds;
     f.get = [which](const Hardware& h) { return (h.kernels.*which).kernel_overhead.value(); };
@@ -190,7 +198,8 @@ std::vector<ModelSpec> model_specs(const MeasurementSet& m) {
     s.name = "gemm";
     s.description = "dense GEMMs Y[m x n] = X[m x k] W[k x n], roofline (used for shapes not measured)";
     s.measured = seconds_of(m.gemm);
-    for (const char* key : {"compute_efficiency", "compute_ramp", "memory_efficiency", "memory_ramp", "kernel_overhead"}) {
+    for (const char* key :
+         {"compute_efficiency", "compute_ramp", "memory_efficiency", "memory_ramp", "kernel_overhead", "transition"}) {
       s.fields.push_back(roofline_field("gemm", key, &KernelParams::gemm));
     }
     s.fit = [&m](Hardware& h, std::span<const std::size_t> use) {

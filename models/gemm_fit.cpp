@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "models/fit.h"
+#include "models/roofline.h"
 
 namespace ess {
 
@@ -26,6 +27,8 @@ RooflineParams decode(const Eigen::VectorXd& x) {
   p.memory_efficiency = logistic(x[2]);
   p.memory_ramp = Bytes(std::exp(x[3]) * kByteScale);
   p.kernel_overhead = Seconds(std::exp(x[4]) * kTimeScale);
+  // The transition exponent p = 1 + 63 logistic(x): anywhere in (1, 64).
+  p.transition = 1.0 + 63.0 * logistic(x[5]);
   return p;
 }
 
@@ -37,7 +40,7 @@ struct Work {
 
 RooflineParams fit_gemm(std::span<const GemmPoint> points, std::span<const std::size_t> use, const Hardware& hw) {
   const std::vector<std::size_t> idx = selected_points(use, points.size(), "fit_gemm");
-  if (idx.size() < 5) throw FitError("the GEMM model has 5 parameters; need at least 5 GEMM points, got " + std::to_string(idx.size()));
+  if (idx.size() < 6) throw FitError("the GEMM model has 6 parameters; need at least 6 GEMM points, got " + std::to_string(idx.size()));
   std::vector<Work> work;
   work.reserve(idx.size());
   for (const std::size_t i : idx) {
@@ -56,7 +59,8 @@ RooflineParams fit_gemm(std::span<const GemmPoint> points, std::span<const std::
       const Work& w = work[i];
       const double compute = (w.flops + p.compute_ramp.value()) / (w.peak * p.compute_efficiency);
       const double memory = (w.bytes + p.memory_ramp.value()) / (w.bandwidth * p.memory_efficiency);
-      r[static_cast<Eigen::Index>(i)] = std::log((std::max(compute, memory) + p.kernel_overhead.value()) / w.seconds);
+      r[static_cast<Eigen::Index>(i)] =
+          std::log((combine_roofs(compute, memory, p.transition) + p.kernel_overhead.value()) / w.seconds);
     }
     return r;
   };
@@ -67,10 +71,12 @@ RooflineParams fit_gemm(std::span<const GemmPoint> points, std::span<const std::
   for (const double ec : {0.5, 0.85}) {
     for (const double em : {0.6, 0.9}) {
       for (const double ramp : {0.1, 10.0}) {
-        Eigen::VectorXd x0(5);
-        x0 << logit(ec), std::log(ramp), logit(em), std::log(ramp), std::log(3.0);
-        LmResult r = levenberg_marquardt(residuals, x0, 300);
-        if (r.cost < best.cost) best = std::move(r);
+        for (const double transition : {2.0, 16.0}) {
+          Eigen::VectorXd x0(6);
+          x0 << logit(ec), std::log(ramp), logit(em), std::log(ramp), std::log(3.0), logit((transition - 1.0) / 63.0);
+          LmResult r = levenberg_marquardt(residuals, x0, 300);
+          if (r.cost < best.cost) best = std::move(r);
+        }
       }
     }
   }

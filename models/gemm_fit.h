@@ -1,9 +1,11 @@
 // Calibrating the GEMM model (models/gemm.h) from measured GEMM times.
 //
-// The roofline is not linear in its parameters (a max of two terms), so the five parameters of
-// hardware.kernels.gemm are fitted by Levenberg-Marquardt on log(predicted / measured), from
-// several starting points; efficiencies stay in (0, 1) and ramps and overhead >= 0 by
-// construction (logistic and exponential parametrisations). The peaks and HBM bandwidth come from
+// The roofline is not linear in its parameters, so the six parameters of hardware.kernels.gemm
+// (efficiencies, ramps, overhead, and the transition exponent of a smooth roofline: measured
+// GEMMs near the ridge point are slower than either roof alone) are fitted by
+// Levenberg-Marquardt on log(predicted / measured), from 16 starting points; efficiencies stay in
+// (0, 1), ramps and overhead >= 0 and the transition in (1, 64) by construction (logistic and
+// exponential parametrisations). The peaks and HBM bandwidth come from
 // the hardware being calibrated (datasheet values) and are not fitted: the efficiencies absorb them.
 #pragma once
 
@@ -20,7 +22,7 @@ struct GemmPoint {
 };
 
 // Fits hardware.kernels.gemm to points[use[...]] (every point when `use` is empty).
-// Throws FitError with fewer than 5 points, std::invalid_argument on a bad shape, and
+// Throws FitError with fewer than 6 points, std::invalid_argument on a bad shape, and
 // UnsupportedError if the GPU has no peak for a point's dtype.
 [[nodiscard]] RooflineParams fit_gemm(std::span<const GemmPoint> points, std::span<const std::size_t> use,
                                       const Hardware& hw);

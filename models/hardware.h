@@ -82,7 +82,8 @@ struct CpuSpec {
 //
 //   compute time = (flops + compute_ramp) / (peak[dtype] * compute_efficiency)
 //   memory time  = (bytes + memory_ramp)  / (hbm_bandwidth * memory_efficiency)
-//   kernel time  = max(compute time, memory time) + kernel_overhead
+//   kernel time  = max(compute time, memory time) + kernel_overhead                  (transition 0)
+//                = (compute^p + memory^p)^(1/p) + kernel_overhead, p = transition    (transition >= 1)
 //
 // The ramps make efficiency size-dependent: a kernel doing `compute_ramp` FLOP reaches half of
 // `compute_efficiency`; a kernel moving `memory_ramp` bytes reaches half of `memory_efficiency`.
@@ -93,6 +94,10 @@ struct RooflineParams {
   double memory_efficiency = 1.0;   // in (0, 1]
   Bytes memory_ramp;                // >= 0
   Seconds kernel_overhead;          // >= 0: fixed GPU time of one kernel (launch, tail)
+  // 0: the sharp roofline, max(compute, memory). p in [1, 64]: a smooth one, (c^p + m^p)^(1/p),
+  // for kernels that are partly bound by both near the ridge point (p = 1 adds the two; large p
+  // approaches the max). Fitted by calibration for GEMMs; the presets use 0.
+  double transition = 0.0;
 };
 
 struct KernelParams {

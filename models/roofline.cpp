@@ -3,6 +3,7 @@
 #include "models/check.h"
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -28,6 +29,18 @@ void validate_roofline_params(const RooflineParams& p, std::string_view where) {
   check::non_negative("", std::string(where) + ".compute_ramp", p.compute_ramp.value(), "FLOP");
   check::non_negative("", std::string(where) + ".memory_ramp", p.memory_ramp.value(), "B");
   check::non_negative("", std::string(where) + ".kernel_overhead", p.kernel_overhead.value(), "s");
+  if (!(p.transition == 0.0 || (p.transition >= 1.0 && p.transition <= 64.0))) {
+    throw std::invalid_argument(std::string(where) + ".transition must be 0 (the max of the two roofs) or in [1, 64] (got " +
+                                check::number(p.transition) + ")");
+  }
+}
+
+double combine_roofs(double compute, double memory, double transition) {
+  if (transition == 0.0 || compute <= 0.0 || memory <= 0.0) return std::max(compute, memory);
+  // (c^p + m^p)^(1/p) = hi (1 + (lo/hi)^p)^(1/p): no overflow for large p.
+  const double hi = std::max(compute, memory);
+  const double lo = std::min(compute, memory);
+  return hi * std::pow(1.0 + std::pow(lo / hi, transition), 1.0 / transition);
 }
 
 KernelCost roofline(Flops flops, FlopsPerSecond peak, Bytes bytes, BytesPerSecond bandwidth,
@@ -58,7 +71,7 @@ KernelCost roofline(Flops flops, FlopsPerSecond peak, Bytes bytes, BytesPerSecon
     }
     cost.memory = (bytes + p.memory_ramp) / (bandwidth * p.memory_efficiency);
   }
-  cost.time = std::max(cost.compute, cost.memory) + cost.overhead;
+  cost.time = Seconds(combine_roofs(cost.compute.value(), cost.memory.value(), p.transition)) + cost.overhead;
   if (cost.compute > cost.memory) {
     cost.bound = Bound::compute;
   } else if (cost.memory > Seconds(0.0)) {

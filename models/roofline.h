@@ -3,7 +3,8 @@
 //
 //   compute = flops > 0 ? (flops + compute_ramp) / (peak * compute_efficiency) : 0
 //   memory  = bytes > 0 ? (bytes + memory_ramp) / (bandwidth * memory_efficiency) : 0
-//   time    = max(compute, memory) + kernel_overhead
+//   time    = max(compute, memory) + kernel_overhead                 (transition 0, the presets)
+//           = (compute^p + memory^p)^(1/p) + kernel_overhead      (p = transition in [1, 64])
 //
 // A kernel doing exactly `compute_ramp` FLOP runs at half of `compute_efficiency` x peak (and the
 // same for bytes), so small kernels are slower per FLOP than large ones. Every kernel model in
@@ -18,8 +19,13 @@
 
 namespace ess {
 
-// Throws std::invalid_argument unless both efficiencies are in (0, 1] and both ramps and the
-// overhead are >= 0. `where` names the parameter set in the message, e.g. "hardware.kernels.gemm".
+// The two roofs combined: max(compute, memory) for transition 0, else the p-norm (a zero roof
+// contributes nothing either way).
+[[nodiscard]] double combine_roofs(double compute, double memory, double transition);
+
+// Throws std::invalid_argument unless both efficiencies are in (0, 1], both ramps and the
+// overhead are >= 0, and the transition is 0 or in [1, 64]. `where` names the parameter set in
+// the message, e.g. "hardware.kernels.gemm".
 void validate_roofline_params(const RooflineParams& p, std::string_view where);
 
 // Cost of a kernel doing `flops` FLOP at `peak` and moving `bytes` of HBM traffic at `bandwidth`.

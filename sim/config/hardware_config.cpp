@@ -23,6 +23,11 @@ RooflineParams read_roofline(ObjectReader& r) {
   p.memory_efficiency = r.number("memory_efficiency", fraction());
   p.memory_ramp = r.bytes("memory_ramp", Range::non_negative());
   p.kernel_overhead = r.seconds("kernel_overhead", Range::non_negative());
+  // Optional: 0 (the default, recorded as such) is the sharp max of the two roofs.
+  p.transition = r.number_or("transition", Range::closed(0.0, 64.0), 0.0);
+  if (p.transition > 0.0 && p.transition < 1.0) {
+    r.fail("transition", "must be 0 (the max of the two roofs) or in [1, 64], got " + std::to_string(p.transition));
+  }
   r.finish();
   return p;
 }

@@ -310,3 +310,18 @@ TEST_CASE("hardware.kernels.gemm_measured: malformed tables are ConfigErrors at 
   CHECK_THROWS_MATCHES(with_table({{"value", json::array()}, {"source", "test"}}), ConfigError,
                        config_error(kOrigin, at, {"expected {\"value\": {\"shapes\""}));
 }
+
+TEST_CASE("a roofline's transition is optional: absent is 0 (the max), between 0 and 1 is an error") {
+  // h200-sxm has no "transition" anywhere: every kernel class reads 0, recorded as a default.
+  const ess::Hardware h = ess::load_hardware_preset("h200-sxm");
+  CHECK(h.kernels.gemm.transition == 0.0);
+  CHECK(h.kernels.memory_bound.transition == 0.0);
+  CHECK(ess::load_scenario_text(R"({"model": "deepseek-v3.2-exp", "hardware": {"preset": "h200-sxm", "kernels": {"gemm": {"transition": 2.5}}},
+        "workload": {"batch_per_gpu": 1, "context_length": 4096, "decode_steps": 1}})",
+                                "t.json")
+            .hardware.kernels.gemm.transition == 2.5);
+  CHECK_THROWS_WITH(ess::load_scenario_text(R"({"model": "deepseek-v3.2-exp", "hardware": {"preset": "h200-sxm", "kernels": {"gemm": {"transition": 0.5}}},
+        "workload": {"batch_per_gpu": 1, "context_length": 4096, "decode_steps": 1}})",
+                                              "t.json"),
+                    Catch::Contains("/hardware/kernels/gemm/transition"));
+}

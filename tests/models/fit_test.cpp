@@ -538,12 +538,14 @@ std::vector<ess::GemmPoint> gemm_points(const ess::Hardware& hw, DType dtype) {
 
 TEST_CASE("fit_gemm recovers the predictions and efficiencies of known roofline parameters", "[fit][gemm]") {
   ess::Hardware truth = ess::test::test_hardware();
-  // Known parameters: compute 0.7 with a 2 GFLOP ramp, memory 0.6 with a 3 MB ramp, 4 us overhead.
+  // Known parameters: compute 0.7 with a 2 GFLOP ramp, memory 0.6 with a 3 MB ramp, 4 us overhead,
+  // roofs combined as a 2-norm near the ridge point.
   truth.kernels.gemm = {.compute_efficiency = 0.7,
                         .compute_ramp = ess::Flops(2e9),
                         .memory_efficiency = 0.6,
                         .memory_ramp = ess::Bytes(3e6),
-                        .kernel_overhead = ess::Seconds(4e-6)};
+                        .kernel_overhead = ess::Seconds(4e-6),
+                        .transition = 2.0};
   const auto points = gemm_points(truth, DType::bf16);
   REQUIRE(points.size() == 4 * 13);
   // Fitted on a Hardware whose gemm parameters are something else entirely: the fit must not read them.
@@ -556,6 +558,8 @@ TEST_CASE("fit_gemm recovers the predictions and efficiencies of known roofline 
   // memory-bound ones. (The ramps and overhead are not: each regime sees only ramp/rate + overhead.)
   CHECK(fitted.compute_efficiency == Approx(0.7).epsilon(0.01));
   CHECK(fitted.memory_efficiency == Approx(0.6).epsilon(0.01));
+  // So is the transition: the points near the ridge see both roofs.
+  CHECK(fitted.transition == Approx(2.0).epsilon(0.01));
   ess::Hardware refit = base;
   refit.kernels.gemm = fitted;
   double worst = 0.0;
@@ -567,8 +571,9 @@ TEST_CASE("fit_gemm recovers the predictions and efficiencies of known roofline 
   CHECK(worst < 1e-6);
 }
 
-TEST_CASE("fit_gemm fits only the points in `use` and needs at least 5 of them", "[fit][gemm][errors]") {
+TEST_CASE("fit_gemm fits only the points in `use` and needs at least 6 of them", "[fit][gemm][errors]") {
   ess::Hardware truth = ess::test::test_hardware();
+  truth.kernels.gemm.transition = 4.0;  // a smooth roofline, which the fit can represent exactly
   const auto points = gemm_points(truth, DType::fp16);
   // Corrupt every point outside `use` by 10x: a fit that read them would be far off.
   std::vector<ess::GemmPoint> corrupted = points;
@@ -586,9 +591,9 @@ TEST_CASE("fit_gemm fits only the points in `use` and needs at least 5 of them",
   for (const std::size_t i : use) {
     CHECK(ess::gemm(points[i].shape, refit).time.value() == Approx(points[i].seconds).epsilon(1e-6));
   }
-  const std::vector<std::size_t> four = {0, 1, 2, 3};
-  CHECK_THROWS_AS(ess::fit_gemm(points, four, truth), FitError);
-  CHECK_THROWS_WITH(ess::fit_gemm(std::span(points).first(4), {}, truth), Contains("got 4"));
+  const std::vector<std::size_t> five = {0, 1, 2, 3, 4};
+  CHECK_THROWS_AS(ess::fit_gemm(points, five, truth), FitError);
+  CHECK_THROWS_WITH(ess::fit_gemm(std::span(points).first(5), {}, truth), Contains("got 5"));
   // fp8 points on a GPU without fp8 tensor cores cannot be fitted.
   const auto fp8 = gemm_points(truth, DType::fp8);
   CHECK_THROWS_AS(ess::fit_gemm(fp8, {}, ess::test::test_hardware_without_fp8()), ess::UnsupportedError);

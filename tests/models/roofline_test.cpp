@@ -1,6 +1,7 @@
 #include "models/roofline.h"
 
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <limits>
 #include <stdexcept>
 
@@ -191,4 +192,31 @@ TEST_CASE("roofline: time never decreases with flops or bytes", "[roofline][prop
     CHECK(t >= previous);
     previous = t;
   }
+}
+
+TEST_CASE("a smooth roofline combines the roofs as a p-norm; transition 0 is the max", "[roofline]") {
+  // combine_roofs(3, 4, p): p = 1 adds them (7), p = 2 gives sqrt(9 + 16) = 5, p = 0 the max (4);
+  // a zero roof contributes nothing.
+  CHECK(ess::combine_roofs(3.0, 4.0, 0.0) == 4.0);
+  CHECK(ess::combine_roofs(3.0, 4.0, 1.0) == Approx(7.0).epsilon(1e-15));
+  CHECK(ess::combine_roofs(3.0, 4.0, 2.0) == Approx(5.0).epsilon(1e-15));
+  CHECK(ess::combine_roofs(0.0, 4.0, 2.0) == 4.0);
+  // Large p approaches the max: at equal roofs (1 + 1)^(1/64) = 1.0109.
+  CHECK(ess::combine_roofs(4.0, 4.0, 64.0) == Approx(4.0 * std::pow(2.0, 1.0 / 64.0)).epsilon(1e-15));
+  // Through roofline(): 3 s of compute and 4 s of memory with p = 2 and 1 s overhead -> 6 s.
+  RooflineParams p = params();
+  p.compute_efficiency = 1.0;
+  p.memory_efficiency = 1.0;
+  p.compute_ramp = ess::Flops(0.0);
+  p.memory_ramp = ess::Bytes(0.0);
+  p.kernel_overhead = ess::Seconds(1.0);
+  p.transition = 2.0;
+  const auto c = ess::roofline(ess::Flops(3.0), ess::FlopsPerSecond(1.0), ess::Bytes(4.0), ess::BytesPerSecond(1.0), p);
+  CHECK(c.time.value() == Approx(6.0).epsilon(1e-15));
+  CHECK(c.bound == ess::Bound::memory);
+  // Between 0 and 1, or above 64, the transition is invalid.
+  p.transition = 0.5;
+  CHECK_THROWS_WITH(ess::validate_roofline_params(p, "hw.kernels.gemm"), Catch::Contains("hw.kernels.gemm.transition"));
+  p.transition = 65.0;
+  CHECK_THROWS_AS(ess::validate_roofline_params(p, "hw.kernels.gemm"), std::invalid_argument);
 }
