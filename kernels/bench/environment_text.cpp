@@ -1,9 +1,13 @@
 #include "kernels/bench/environment_text.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <stdexcept>
 
 namespace ess::bench {
@@ -87,6 +91,19 @@ std::string iso8601_utc(std::time_t t) {
                 static_cast<long long>(second_of_day / 60 % 60),
                 static_cast<long long>(second_of_day % 60));
   return buffer;
+}
+
+std::string read_driver_version(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) return "unknown";
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return parse_driver_version(text);
+}
+
+std::string host_name() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "unknown";
+  return name;
 }
 
 }  // namespace ess::bench

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <ctime>
+#include <filesystem>
 #include <string>
 #include <string_view>
 
@@ -22,6 +23,13 @@ namespace ess::bench {
 // Module for x86_64  570.86.15  Release Build ..."): the first word after "Kernel Module" made
 // of digits and dots with at least one dot. "unknown" when there is no such word.
 [[nodiscard]] std::string parse_driver_version(std::string_view proc_text);
+
+// parse_driver_version of the file (the kernel's /proc/driver/nvidia/version by default), or
+// "unknown" when it cannot be read.
+[[nodiscard]] std::string read_driver_version(const std::filesystem::path& path = "/proc/driver/nvidia/version");
+
+// gethostname, or "unknown".
+[[nodiscard]] std::string host_name();
 
 // A time as UTC ISO 8601 with seconds and a Z: 0 -> "1970-01-01T00:00:00Z". Computed without the
 // C library's time zone state (days-from-civil, H. Hinnant's chrono date algorithms).

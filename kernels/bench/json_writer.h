@@ -7,8 +7,7 @@
 //  - a member is `"key": value`; an empty container is {} or [].
 // Numbers: integers as decimal integers; doubles with 17 significant digits (printf %.17g), which
 // reads back as the same double; NaN and infinities have no JSON form and are rejected.
-// Strings: '"' and '\' escaped, control characters as \b \f \n \r \t or \u00XX; every other byte,
-// including UTF-8 sequences, passes through unchanged.
+// Strings: see json_quote.
 #pragma once
 
 #include <cstdint>
@@ -58,7 +57,9 @@ class JsonWriter {
   bool done_ = false;
 };
 
-// `value` as a quoted, escaped JSON string.
+// `value` as a quoted, escaped JSON string: '"' and '\' escaped, \b \f \n \r \t by name, other
+// control characters as \u00XX. Valid UTF-8 passes through; each byte of an invalid sequence (a
+// GPU name or a path need not be UTF-8) becomes U+FFFD, so the output is always valid JSON.
 [[nodiscard]] std::string json_quote(std::string_view value);
 
 // `value` as a JSON number (%.17g). Throws std::invalid_argument for NaN or an infinity.

@@ -19,19 +19,6 @@ namespace ess::bench {
 
 namespace {
 
-std::string hostname() {
-  char name[256] = {};
-  if (gethostname(name, sizeof name - 1) != 0) return "unknown";
-  return name;
-}
-
-std::string driver_version() {
-  std::ifstream in("/proc/driver/nvidia/version");
-  if (!in) return "unknown";
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  return parse_driver_version(text);
-}
-
 // A device attribute in kHz as whole MHz, or nothing where the runtime does not report it.
 std::optional<std::int64_t> clock_mhz(cudaDeviceAttr attribute, int device) {
   int khz = 0;
@@ -48,7 +35,7 @@ Environment query_environment(int device, std::time_t started) {
   Environment env;
   env.tool = "ess-bench " + std::string(kVersion);
   env.date = iso8601_utc(started);
-  env.host = hostname();
+  env.host = host_name();
 
   cudaDeviceProp prop{};
   ESS_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
@@ -62,7 +49,7 @@ Environment query_environment(int device, std::time_t started) {
   env.l2_bytes = prop.l2CacheSize;
   env.clocks.sm_mhz = clock_mhz(cudaDevAttrClockRate, device);
   env.clocks.memory_mhz = clock_mhz(cudaDevAttrMemoryClockRate, device);
-  env.driver = driver_version();
+  env.driver = read_driver_version();
 
   int driver_api = 0;
   int runtime = 0;

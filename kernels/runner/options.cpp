@@ -8,7 +8,7 @@
 #include <string_view>
 #include <system_error>
 
-#include "kernels/runner/json_out.h"
+#include "kernels/bench/json_writer.h"
 
 namespace ess::runner {
 
@@ -181,7 +181,7 @@ void check_supported(const RunnerOptions& o) {
   const double rows = static_cast<double>(o.layers) * static_cast<double>(o.batch) *
                       static_cast<double>(o.context + o.steps);
   need(rows <= static_cast<double>(kInt32Max),
-       "--layers x --batch x (--context + --steps) = " + json_number(rows) +
+       "--layers x --batch x (--context + --steps) = " + bench::json_number(rows) +
            " latent rows exceed ess-runner's 32-bit row ids (at most 2^31 - 1)");
 }
 
@@ -341,7 +341,7 @@ std::string usage_text() {
 std::vector<std::pair<std::string, std::string>> config_fields(const RunnerOptions& o) {
   std::vector<std::pair<std::string, std::string>> out;
   const auto integer = [&](const char* name, std::int64_t v) { out.emplace_back(name, std::to_string(v)); };
-  const auto text = [&](const char* name, const std::string& v) { out.emplace_back(name, json_string(v)); };
+  const auto text = [&](const char* name, const std::string& v) { out.emplace_back(name, bench::json_quote(v)); };
   integer("layers", o.layers);
   integer("hidden", o.hidden);
   integer("q-lora", o.q_lora);
@@ -362,11 +362,11 @@ std::vector<std::pair<std::string, std::string>> config_fields(const RunnerOptio
   integer("pool-entries", o.pool_entries);
   integer("pinned-recent", o.pinned_recent);
   text("eviction", to_string(o.eviction));
-  out.emplace_back("heat-decay", json_number(o.heat_decay));
+  out.emplace_back("heat-decay", bench::json_number(o.heat_decay));
   text("overlap", to_string(o.overlap));
   text("transfer", to_string(o.transfer));
   text("access", o.access);
-  out.emplace_back("scenario-sha256", o.scenario_sha256 ? json_string(*o.scenario_sha256) : "null");
+  out.emplace_back("scenario-sha256", o.scenario_sha256 ? bench::json_quote(*o.scenario_sha256) : "null");
   text("out", o.out);
   integer("device", o.device);
   out.emplace_back("self-test", o.self_test ? "true" : "false");

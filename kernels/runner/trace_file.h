@@ -59,10 +59,6 @@ struct TraceInfo {
 // The whole file's text. Throws std::invalid_argument (a bug in the caller) for an unknown
 // category or tid, a non-finite time or a negative duration.
 [[nodiscard]] std::string render_trace(const std::vector<TraceEvent>& events, const TraceInfo& info);
-
-// Writes `text` to `path` + ".tmp", then renames it over `path`: readers see the old file or the
-// whole new one. Throws std::runtime_error naming the file and the system's reason; the temporary
-// file does not survive a failure.
-void write_file_atomically(const std::filesystem::path& path, const std::string& text);
+// (Written with ess::bench::write_file_atomically, kernels/bench/atomic_file.h.)
 
 }  // namespace ess::runner

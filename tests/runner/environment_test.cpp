@@ -1,12 +1,23 @@
+// The environment text of the runner's trace: the shared ess-bench helpers it calls
+// (kernels/bench/environment_text.h) and its own cuBLAS version format.
 #include "kernels/runner/environment.h"
 
 #include <catch2/catch.hpp>
 
 #include <fstream>
 
+#include "kernels/bench/environment_text.h"
 #include "tests/scratch_dir.h"
 
-using namespace ess::runner;
+using ess::bench::format_cuda_version;
+using ess::bench::host_name;
+using ess::bench::parse_driver_version;
+using ess::bench::read_driver_version;
+using ess::runner::format_cublas_version;
+
+namespace {
+std::string utc_iso8601(std::time_t t) { return ess::bench::iso8601_utc(t); }
+}  // namespace
 
 TEST_CASE("the driver version is the first dotted number of the first line") {
   CHECK(parse_driver_version("NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  Tue Mar  5 22:23:56 UTC 2024\n"

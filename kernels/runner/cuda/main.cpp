@@ -18,6 +18,8 @@
 #include "kernels/runner/cuda/check.h"
 #include "kernels/runner/cuda/decode_model.h"
 #include "kernels/runner/cuda/self_test.h"
+#include "kernels/bench/atomic_file.h"
+#include "kernels/bench/environment_text.h"
 #include "kernels/runner/environment.h"
 #include "kernels/runner/options.h"
 #include "kernels/runner/step_lists.h"
@@ -53,7 +55,8 @@ int run(const RunnerOptions& o) {
   int runtime = 0;
   RUNNER_CUDA_CHECK(cudaRuntimeGetVersion(&runtime));
   std::printf("ess-runner %s on %s (sm_%d%d), driver %s, CUDA runtime %s, cuBLAS %s\n", kRunnerVersion, prop.name,
-              prop.major, prop.minor, read_driver_version().c_str(), format_cuda_version(runtime).c_str(),
+              prop.major, prop.minor, ess::bench::read_driver_version().c_str(),
+              ess::bench::format_cuda_version(runtime).c_str(),
               cublas_version().c_str());
   if (prop.major < 8) {
     std::fprintf(stderr, "ess-runner: error: needs compute capability 8.0 or later (bf16 tensor cores), %s is %d.%d\n",
@@ -124,14 +127,14 @@ int run(const RunnerOptions& o) {
   TraceInfo info;
   info.tool = std::string("ess-runner ") + kRunnerVersion;
   info.gpu = prop.name;
-  info.driver = read_driver_version();
-  info.cuda_runtime = format_cuda_version(runtime);
+  info.driver = ess::bench::read_driver_version();
+  info.cuda_runtime = ess::bench::format_cuda_version(runtime);
   info.cublas = cublas_version();
-  info.date = utc_iso8601(std::time(nullptr));
-  info.host = host_name();
+  info.date = ess::bench::iso8601_utc(std::time(nullptr));
+  info.host = ess::bench::host_name();
   info.scenario_sha256 = o.scenario_sha256;
   info.config = config_fields(o);
-  write_file_atomically(o.out, render_trace(events, info));
+  ess::bench::write_file_atomically(o.out, render_trace(events, info));
   double mean = 0.0;
   for (const double us : step_us) mean += us / static_cast<double>(step_us.size());
   std::printf("%zu steps, mean %.1f us (min %.1f, max %.1f); trace %s (%zu events)\n", step_us.size(), mean,
