@@ -8,6 +8,8 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <type_traits>
+#include <utility>
 
 #include "models/collective.h"
 #include "models/copy.h"
@@ -70,57 +72,33 @@ struct ModelSpec {
   std::function<void(const Hardware&, nlohmann::json& doc, const std::string& source)> write;
 };
 
-Field roofline_field(const std::string& kernel, const std::string& key, RooflineParams KernelParams::*which) {
+double as_double(double v) { return v; }
+template <class Tag>
+double as_double(Quantity<Tag> q) {
+  return q.value();
+}
+
+// The field at `path` that `ref` reaches: ref is a generic lambda, [](auto& h) -> auto& { return
+// h.pcie.latency; }, so it serves both the const read and the write. The JSON form follows the
+// C++ type: seconds, bytes and bandwidths as quantities with units, anything else a plain number.
+template <class Ref>
+Field field(std::vector<std::string> path, Ref ref) {
+  using T = std::remove_cvref_t<decltype(ref(std::declval<Hardware&>()))>;
   Field f;
-  f.path = {"kernels", kernel, key};
-  if (key == "compute_efficiency") {
-    f.get = [which](const Hardware& h) { return (h.kernels.*which).compute_efficiency; };
-    f.set = [which](Hardware& h, double v) { (h.kernels.*which).compute_efficiency = v; };
-  } else if (key == "compute_ramp") {
-    f.get = [which](const Hardware& h) { return (h.kernels.*which).compute_ramp.value(); };
-    f.set = [which](Hardware& h, double v) { (h.kernels.*which).compute_ramp = Flops(v); };
-  } else if (key == "memory_efficiency") {
-    f.get = [which](const Hardware& h) { return (h.kernels.*which).memory_efficiency; };
-    f.set = [which](Hardware& h, double v) { (h.kernels.*which).memory_efficiency = v; };
-  } else if (key == "memory_ramp") {
-    f.dimension = Dimension::bytes;
-    f.get = [which](const Hardware& h) { return (h.kernels.*which).memory_ramp.value(); };
-    f.set = [which](Hardware& h, double v) { (h.kernels.*which).memory_ramp = Bytes(v); };
-  } else if (key == "transition") {
-    f.get = [which](const Hardware& h) { return (h.kernels.*which).transition; };
-    f.set = [which](Hardware& h, double v) { (h.kernels.*which).transition = v; };
-  } else {
-    f.dimension = Dimension::seconds;
-    f.get = [which](const Hardware& h) { return (h.kernels.*which).kernel_overhead.value(); };
-    f.set = [which](Hardware& h, double v) { (h.kernels.*which).kernel_overhead = Seconds(v); };
-  }
+  f.path = std::move(path);
+  if constexpr (std::is_same_v<T, Seconds>) f.dimension = Dimension::seconds;
+  if constexpr (std::is_same_v<T, Bytes>) f.dimension = Dimension::bytes;
+  if constexpr (std::is_same_v<T, BytesPerSecond>) f.dimension = Dimension::bytes_per_second;
+  f.get = [ref](const Hardware& h) { return as_double(ref(h)); };
+  f.set = [ref](Hardware& h, double v) { ref(h) = T(v); };
   return f;
 }
 
-Field seconds_field(std::vector<std::string> path, std::function<Seconds&(Hardware&)> ref) {
-  Field f;
-  f.path = std::move(path);
-  f.dimension = Dimension::seconds;
-  f.get = [ref](const Hardware& h) { return ref(const_cast<Hardware&>(h)).value(); };
-  f.set = [ref](Hardware& h, double v) { ref(h) = Seconds(v); };
-  return f;
-}
-
-Field bandwidth_field(std::vector<std::string> path, std::function<BytesPerSecond&(Hardware&)> ref) {
-  Field f;
-  f.path = std::move(path);
-  f.dimension = Dimension::bytes_per_second;
-  f.get = [ref](const Hardware& h) { return ref(const_cast<Hardware&>(h)).value(); };
-  f.set = [ref](Hardware& h, double v) { ref(h) = BytesPerSecond(v); };
-  return f;
-}
-
-Field number_field(std::vector<std::string> path, std::function<double&(Hardware&)> ref) {
-  Field f;
-  f.path = std::move(path);
-  f.get = [ref](const Hardware& h) { return ref(const_cast<Hardware&>(h)); };
-  f.set = [ref](Hardware& h, double v) { ref(h) = v; };
-  return f;
+// hardware.kernels.<kernel>.<key>: member `member` of the roofline parameters `which`.
+template <class M>
+Field roofline_field(const char* kernel, RooflineParams KernelParams::*which, const char* key,
+                     M RooflineParams::*member) {
+  return field({"kernels", kernel, key}, [which, member](auto& h) -> auto& { return (h.kernels.*which).*member; });
 }
 
 std::vector<std::size_t> all_points(std::size_t n) {
@@ -149,14 +127,14 @@ std::vector<ModelSpec> model_specs(const MeasurementSet& m) {
     s.measured = seconds_of(m.copy);
     bool dir[2] = {false, false};
     for (const auto& p : m.copy) dir[static_cast<int>(p.direction)] = true;
-    s.fields.push_back(seconds_field({"pcie", "latency"}, [](Hardware& h) -> Seconds& { return h.pcie.latency; }));
+    s.fields.push_back(field({"pcie", "latency"}, [](auto& h) -> auto& { return h.pcie.latency; }));
     if (dir[0]) {
-      s.fields.push_back(bandwidth_field({"pcie", "h2d_bandwidth"}, [](Hardware& h) -> BytesPerSecond& { return h.pcie.h2d_bandwidth; }));
-      s.fields.push_back(seconds_field({"pcie", "h2d_call_overhead"}, [](Hardware& h) -> Seconds& { return h.pcie.h2d_call_overhead; }));
+      s.fields.push_back(field({"pcie", "h2d_bandwidth"}, [](auto& h) -> auto& { return h.pcie.h2d_bandwidth; }));
+      s.fields.push_back(field({"pcie", "h2d_call_overhead"}, [](auto& h) -> auto& { return h.pcie.h2d_call_overhead; }));
     }
     if (dir[1]) {
-      s.fields.push_back(bandwidth_field({"pcie", "d2h_bandwidth"}, [](Hardware& h) -> BytesPerSecond& { return h.pcie.d2h_bandwidth; }));
-      s.fields.push_back(seconds_field({"pcie", "d2h_call_overhead"}, [](Hardware& h) -> Seconds& { return h.pcie.d2h_call_overhead; }));
+      s.fields.push_back(field({"pcie", "d2h_bandwidth"}, [](auto& h) -> auto& { return h.pcie.d2h_bandwidth; }));
+      s.fields.push_back(field({"pcie", "d2h_call_overhead"}, [](auto& h) -> auto& { return h.pcie.d2h_call_overhead; }));
     }
     s.fit = [&m](Hardware& h, std::span<const std::size_t> use) { h.pcie = fit_pcie_copies(m.copy, use, h.pcie); };
     s.predict = [&m](const Hardware& h, std::size_t i) {
@@ -172,8 +150,8 @@ std::vector<ModelSpec> model_specs(const MeasurementSet& m) {
     s.measured = seconds_of(m.gather);
     bool dir[2] = {false, false};
     for (const auto& p : m.gather) dir[static_cast<int>(p.direction)] = true;
-    if (dir[0]) s.fields.push_back(number_field({"pcie", "gather_h2d_efficiency"}, [](Hardware& h) -> double& { return h.pcie.gather_h2d_efficiency; }));
-    if (dir[1]) s.fields.push_back(number_field({"pcie", "gather_d2h_efficiency"}, [](Hardware& h) -> double& { return h.pcie.gather_d2h_efficiency; }));
+    if (dir[0]) s.fields.push_back(field({"pcie", "gather_h2d_efficiency"}, [](auto& h) -> auto& { return h.pcie.gather_h2d_efficiency; }));
+    if (dir[1]) s.fields.push_back(field({"pcie", "gather_d2h_efficiency"}, [](auto& h) -> auto& { return h.pcie.gather_d2h_efficiency; }));
     s.fit = [&m](Hardware& h, std::span<const std::size_t> use) { h.pcie = fit_gather_efficiency(m.gather, use, h.pcie); };
     s.predict = [&m](const Hardware& h, std::size_t i) {
       const GatherPoint& p = m.gather[i];
@@ -186,7 +164,7 @@ std::vector<ModelSpec> model_specs(const MeasurementSet& m) {
     s.name = "gather-sm-share";
     s.description = "a GEMM alone and beside a running UVA gather";
     for (const auto& p : m.interference) s.measured.push_back(p.with_gather_seconds);
-    s.fields.push_back(number_field({"pcie", "gather_sm_fraction"}, [](Hardware& h) -> double& { return h.pcie.gather_sm_fraction; }));
+    s.fields.push_back(field({"pcie", "gather_sm_fraction"}, [](auto& h) -> auto& { return h.pcie.gather_sm_fraction; }));
     s.fit = [&m](Hardware& h, std::span<const std::size_t> use) { h.pcie.gather_sm_fraction = fit_gather_sm_fraction(m.interference, use); };
     s.predict = [&m](const Hardware& h, std::size_t i) {
       return m.interference[i].alone_seconds / (1.0 - h.pcie.gather_sm_fraction);
@@ -198,10 +176,13 @@ std::vector<ModelSpec> model_specs(const MeasurementSet& m) {
     s.name = "gemm";
     s.description = "dense GEMMs Y[m x n] = X[m x k] W[k x n], roofline (used for shapes not measured)";
     s.measured = seconds_of(m.gemm);
-    for (const char* key :
-         {"compute_efficiency", "compute_ramp", "memory_efficiency", "memory_ramp", "kernel_overhead", "transition"}) {
-      s.fields.push_back(roofline_field("gemm", key, &KernelParams::gemm));
-    }
+    const auto gemm_params = &KernelParams::gemm;
+    s.fields = {roofline_field("gemm", gemm_params, "compute_efficiency", &RooflineParams::compute_efficiency),
+                roofline_field("gemm", gemm_params, "compute_ramp", &RooflineParams::compute_ramp),
+                roofline_field("gemm", gemm_params, "memory_efficiency", &RooflineParams::memory_efficiency),
+                roofline_field("gemm", gemm_params, "memory_ramp", &RooflineParams::memory_ramp),
+                roofline_field("gemm", gemm_params, "kernel_overhead", &RooflineParams::kernel_overhead),
+                roofline_field("gemm", gemm_params, "transition", &RooflineParams::transition)};
     s.fit = [&m](Hardware& h, std::span<const std::size_t> use) {
       h.kernels.gemm_measured = nullptr;  // the roofline alone
       h.kernels.gemm = fit_gemm(m.gemm, use, h);
@@ -248,9 +229,10 @@ std::vector<ModelSpec> model_specs(const MeasurementSet& m) {
     s.name = "memory-bound";
     s.description = "RMSNorm and LayerNorm kernels (norms, elementwise and top-k share these parameters)";
     s.measured = seconds_of(m.norm);
-    for (const char* key : {"memory_efficiency", "memory_ramp", "kernel_overhead"}) {
-      s.fields.push_back(roofline_field("memory_bound", key, &KernelParams::memory_bound));
-    }
+    const auto mb = &KernelParams::memory_bound;
+    s.fields = {roofline_field("memory_bound", mb, "memory_efficiency", &RooflineParams::memory_efficiency),
+                roofline_field("memory_bound", mb, "memory_ramp", &RooflineParams::memory_ramp),
+                roofline_field("memory_bound", mb, "kernel_overhead", &RooflineParams::kernel_overhead)};
     s.fit = [&m](Hardware& h, std::span<const std::size_t> use) { h.kernels.memory_bound = fit_memory_bound(m.norm, use, h); };
     s.predict = [&m](const Hardware& h, std::size_t i) { return norm(m.norm[i].shape, h).time.value(); };
     specs.push_back(std::move(s));
@@ -260,9 +242,8 @@ std::vector<ModelSpec> model_specs(const MeasurementSet& m) {
     s.name = "allreduce";
     s.description = "NCCL all-reduce within one node";
     s.measured = seconds_of(m.allreduce);
-    s.fields.push_back(bandwidth_field({"collectives", "allreduce_bus_bandwidth"},
-                                       [](Hardware& h) -> BytesPerSecond& { return h.collectives.allreduce_bus_bandwidth; }));
-    s.fields.push_back(seconds_field({"collectives", "allreduce_latency"}, [](Hardware& h) -> Seconds& { return h.collectives.allreduce_latency; }));
+    s.fields.push_back(field({"collectives", "allreduce_bus_bandwidth"}, [](auto& h) -> auto& { return h.collectives.allreduce_bus_bandwidth; }));
+    s.fields.push_back(field({"collectives", "allreduce_latency"}, [](auto& h) -> auto& { return h.collectives.allreduce_latency; }));
     s.fit = [&m](Hardware& h, std::span<const std::size_t> use) {
       const AlphaBeta ab = fit_allreduce(m.allreduce, use);
       h.collectives.allreduce_latency = ab.latency;
@@ -278,9 +259,8 @@ std::vector<ModelSpec> model_specs(const MeasurementSet& m) {
     s.name = "alltoall";
     s.description = "NCCL all-to-all within one node";
     s.measured = seconds_of(m.alltoall);
-    s.fields.push_back(bandwidth_field({"collectives", "alltoall_bandwidth"},
-                                       [](Hardware& h) -> BytesPerSecond& { return h.collectives.alltoall_bandwidth; }));
-    s.fields.push_back(seconds_field({"collectives", "alltoall_latency"}, [](Hardware& h) -> Seconds& { return h.collectives.alltoall_latency; }));
+    s.fields.push_back(field({"collectives", "alltoall_bandwidth"}, [](auto& h) -> auto& { return h.collectives.alltoall_bandwidth; }));
+    s.fields.push_back(field({"collectives", "alltoall_latency"}, [](auto& h) -> auto& { return h.collectives.alltoall_latency; }));
     s.fit = [&m](Hardware& h, std::span<const std::size_t> use) {
       const AlphaBeta ab = fit_alltoall(m.alltoall, use);
       h.collectives.alltoall_latency = ab.latency;
@@ -296,8 +276,8 @@ std::vector<ModelSpec> model_specs(const MeasurementSet& m) {
     s.name = "nvlink-p2p";
     s.description = "GPU-to-GPU copies within one node (NCCL send/recv or cudaMemcpyPeer)";
     s.measured = seconds_of(m.p2p);
-    s.fields.push_back(bandwidth_field({"nvlink", "bandwidth"}, [](Hardware& h) -> BytesPerSecond& { return h.nvlink.bandwidth; }));
-    s.fields.push_back(seconds_field({"nvlink", "latency"}, [](Hardware& h) -> Seconds& { return h.nvlink.latency; }));
+    s.fields.push_back(field({"nvlink", "bandwidth"}, [](auto& h) -> auto& { return h.nvlink.bandwidth; }));
+    s.fields.push_back(field({"nvlink", "latency"}, [](auto& h) -> auto& { return h.nvlink.latency; }));
     s.fit = [&m](Hardware& h, std::span<const std::size_t> use) {
       const AlphaBeta ab = fit_p2p(m.p2p, use);
       h.nvlink.latency = ab.latency;
