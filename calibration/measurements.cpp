@@ -4,16 +4,15 @@
 #include <cctype>
 #include <charconv>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <tuple>
 
 #include <nlohmann/json.hpp>
 
 #include "sim/config/did_you_mean.h"
+#include "sim/io/read_file.h"
 #include "sim/io/sha256.h"
 
 namespace ess {
@@ -29,16 +28,15 @@ std::string lower(std::string s) {
 }
 
 std::string read_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw MeasurementError(path, "", "is a directory; name the measurement files (e.g. " + path + "/*.json)");
+  std::string text;
+  switch (read_whole_file(path, text)) {
+    case ReadProblem::none: return text;
+    case ReadProblem::directory:
+      throw MeasurementError(path, "", "is a directory; name the measurement files (e.g. " + path + "/*.json)");
+    case ReadProblem::missing:
+    case ReadProblem::unreadable: break;
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw MeasurementError(path, "", "cannot open the file (no such file or no permission)");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) throw MeasurementError(path, "", "read error");
-  return ss.str();
+  throw MeasurementError(path, "", "cannot open the file (no such file or no permission)");
 }
 
 // --- CSV (RFC 4180: quoted fields, "" inside quotes) --------------------------------------------

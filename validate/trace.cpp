@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <sstream>
+
+#include "sim/io/read_file.h"
 
 namespace ess {
 
@@ -15,11 +15,11 @@ constexpr std::array<std::string_view, kValidationCategories> kNames = {
 std::size_t at(ValidationCategory c) { return static_cast<std::size_t>(c); }
 
 std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw TraceError(path, "", "cannot open the file (no such file or no permission)");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  std::string text;
+  if (read_whole_file(path, text) != ReadProblem::none) {
+    throw TraceError(path, "", "cannot open the file (no such file, a directory, or no permission)");
+  }
+  return text;
 }
 
 double number(const nlohmann::json& e, const char* key, const std::string& path, const std::string& where) {

@@ -1,11 +1,10 @@
 #include "sim/config/json_text.h"
 
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <vector>
 
 #include "sim/config/config_error.h"
+#include "sim/io/read_file.h"
 
 namespace ess {
 
@@ -133,16 +132,14 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& origin)
 }
 
 std::string read_text_file(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) throw ConfigError(path.string(), "", "no such file");
-  if (std::filesystem::is_directory(path, ec)) {
-    throw ConfigError(path.string(), "", "is a directory, not a JSON file");
+  std::string text;
+  switch (read_whole_file(path, text)) {
+    case ReadProblem::none: return text;
+    case ReadProblem::missing: throw ConfigError(path.string(), "", "no such file");
+    case ReadProblem::directory: throw ConfigError(path.string(), "", "is a directory, not a JSON file");
+    case ReadProblem::unreadable: break;
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ConfigError(path.string(), "", "cannot be read");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
+  throw ConfigError(path.string(), "", "cannot be read");
 }
 
 nlohmann::json read_json_file(const std::filesystem::path& path) {
