@@ -9,15 +9,12 @@
 
 namespace ess {
 
-namespace {
-
-double median_of(std::vector<double> v) {
+double median(std::vector<double> v) {
+  if (v.empty()) throw std::invalid_argument("median of no values");
   std::sort(v.begin(), v.end());
   const std::size_t n = v.size();
   return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
-
-}  // namespace
 
 ErrorSummary summarize_errors(std::span<const double> predicted, std::span<const double> measured) {
   if (predicted.size() != measured.size() || measured.empty()) {
@@ -40,9 +37,9 @@ ErrorSummary summarize_errors(std::span<const double> predicted, std::span<const
   }
   ErrorSummary s;
   s.points = measured.size();
-  s.bias = median_of(signed_err);
+  s.bias = median(signed_err);
   std::sort(abs_err.begin(), abs_err.end());
-  s.median_abs = median_of(abs_err);
+  s.median_abs = median(abs_err);
   const auto rank = static_cast<std::size_t>(std::ceil(0.95 * static_cast<double>(abs_err.size())));
   s.p95_abs = abs_err[std::max<std::size_t>(rank, 1) - 1];
   s.max_abs = abs_err.back();

@@ -26,6 +26,9 @@ class FitError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The median (the mean of the middle two for an even count). Throws std::invalid_argument if empty.
+[[nodiscard]] double median(std::vector<double> v);
+
 // Relative errors e_i = (predicted_i - measured_i) / measured_i of one model over a set of points.
 struct ErrorSummary {
   std::size_t points = 0;

@@ -1,6 +1,7 @@
 #include "models/transfer_fit.h"
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "models/check.h"
@@ -8,16 +9,8 @@
 
 namespace ess {
 
-namespace {
-
-std::vector<std::size_t> indices(std::span<const std::size_t> use, std::size_t n) {
-  return selected_points(use, n, "PCIe fit");
-}
-
-}  // namespace
-
 PcieSpec fit_pcie_copies(std::span<const CopyPoint> points, std::span<const std::size_t> use, const PcieSpec& base) {
-  const auto idx = indices(use, points.size());
+  const auto idx = selected_points(use, points.size(), "PCIe fit");
   bool has[2] = {false, false};
   for (const std::size_t i : idx) has[static_cast<int>(points[i].direction)] = true;
   // Columns: latency, then (call overhead, seconds per byte) for each direction present.
@@ -67,7 +60,7 @@ PcieSpec fit_pcie_copies(std::span<const CopyPoint> points, std::span<const std:
 
 PcieSpec fit_gather_efficiency(std::span<const GatherPoint> points, std::span<const std::size_t> use,
                                const PcieSpec& base) {
-  const auto idx = indices(use, points.size());
+  const auto idx = selected_points(use, points.size(), "PCIe fit");
   PcieSpec out = base;
   for (int d = 0; d < 2; ++d) {
     const auto dir = static_cast<CopyDirection>(d);
@@ -98,7 +91,7 @@ PcieSpec fit_gather_efficiency(std::span<const GatherPoint> points, std::span<co
 }
 
 double fit_gather_sm_fraction(std::span<const InterferencePoint> points, std::span<const std::size_t> use) {
-  const auto idx = indices(use, points.size());
+  const auto idx = selected_points(use, points.size(), "PCIe fit");
   if (idx.empty()) throw FitError("no gather-interference points");
   std::vector<double> f;
   for (const std::size_t i : idx) {
@@ -108,10 +101,7 @@ double fit_gather_sm_fraction(std::span<const InterferencePoint> points, std::sp
     }
     f.push_back(1.0 - p.alone_seconds / p.with_gather_seconds);
   }
-  std::sort(f.begin(), f.end());
-  const std::size_t n = f.size();
-  const double median = n % 2 == 1 ? f[n / 2] : 0.5 * (f[n / 2 - 1] + f[n / 2]);
-  return std::clamp(median, 0.0, 0.95);
+  return std::clamp(median(std::move(f)), 0.0, 0.95);
 }
 
 }  // namespace ess
