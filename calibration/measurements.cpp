@@ -29,14 +29,14 @@ std::string lower(std::string s) {
 
 std::string read_file(const std::string& path) {
   std::string text;
-  switch (read_whole_file(path, text)) {
+  const ReadProblem problem = read_whole_file(path, text);
+  switch (problem) {
     case ReadProblem::none: return text;
     case ReadProblem::directory:
       throw MeasurementError(path, "", "is a directory; name the measurement files (e.g. " + path + "/*.json)");
-    case ReadProblem::missing:
-    case ReadProblem::unreadable: break;
+    default: break;
   }
-  throw MeasurementError(path, "", "cannot open the file (no such file or no permission)");
+  throw MeasurementError(path, "", describe(problem));
 }
 
 // --- CSV (RFC 4180: quoted fields, "" inside quotes) --------------------------------------------

@@ -16,8 +16,8 @@ std::size_t at(ValidationCategory c) { return static_cast<std::size_t>(c); }
 
 std::string read_file(const std::string& path) {
   std::string text;
-  if (read_whole_file(path, text) != ReadProblem::none) {
-    throw TraceError(path, "", "cannot open the file (no such file, a directory, or no permission)");
+  if (const ReadProblem problem = read_whole_file(path, text); problem != ReadProblem::none) {
+    throw TraceError(path, "", describe(problem));
   }
   return text;
 }

@@ -95,6 +95,11 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& origin)
       case E::object_start:
       case E::array_start:
         if (!frames.empty() && !frames.back().is_object) ++frames.back().index;
+        if (frames.size() >= kMaxJsonDepth) {
+          throw ConfigError(origin, frame_pointer(frames, frames.size()),
+                            "JSON nested deeper than " + std::to_string(kMaxJsonDepth) +
+                                " levels (no ess-sim input needs more than a few)");
+        }
         frames.push_back(Frame{event == E::object_start, {}, {}, -1});
         break;
       case E::key: {
@@ -133,13 +138,9 @@ nlohmann::json parse_json_text(std::string_view text, const std::string& origin)
 
 std::string read_text_file(const std::filesystem::path& path) {
   std::string text;
-  switch (read_whole_file(path, text)) {
-    case ReadProblem::none: return text;
-    case ReadProblem::missing: throw ConfigError(path.string(), "", "no such file");
-    case ReadProblem::directory: throw ConfigError(path.string(), "", "is a directory, not a JSON file");
-    case ReadProblem::unreadable: break;
-  }
-  throw ConfigError(path.string(), "", "cannot be read");
+  const ReadProblem problem = read_whole_file(path, text);
+  if (problem == ReadProblem::none) return text;
+  throw ConfigError(path.string(), "", describe(problem));
 }
 
 nlohmann::json read_json_file(const std::filesystem::path& path) {

@@ -2,6 +2,7 @@
 // duplicate keys rejected (nlohmann::json would silently keep the last one).
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -10,9 +11,13 @@
 
 namespace ess {
 
+// Deepest nesting of objects and arrays accepted. Real inputs nest a handful of levels; the
+// limit keeps recursive code downstream (preset merging, validation) off the end of the stack.
+inline constexpr std::size_t kMaxJsonDepth = 64;
+
 // Parses `text`; `origin` names it in errors (a path, "built-in preset ...", "--set ...").
-// Throws ConfigError on a syntax error ("line 3, column 7: ...") or a duplicate key (with its
-// JSON pointer).
+// Throws ConfigError on a syntax error ("line 3, column 7: ..."), a duplicate key (with its JSON
+// pointer) or nesting deeper than kMaxJsonDepth.
 [[nodiscard]] nlohmann::json parse_json_text(std::string_view text, const std::string& origin);
 
 // The bytes of a file; ConfigError (naming the path) when it is missing, a directory or unreadable.
