@@ -10,6 +10,8 @@
 #include "validate/trace.h"
 #include "sim/cli/commands.h"
 #include "sim/config/config_error.h"
+#include "sim/config/did_you_mean.h"
+#include "sim/config/utf8.h"
 #include "sim/io/atomic_file.h"
 #include "sim/memory/memory_plan.h"
 #include "sim/offload/access_trace.h"
@@ -36,6 +38,20 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   add_bench_command(app, action);
   add_calibrate_command(app, action);
   add_validate_command(app, action);
+
+  // The first word that is not an option names the subcommand. CLI11 would answer an unknown one
+  // followed by --help with the main help and exit 0; say it is unknown instead.
+  for (const auto& a : args) {
+    if (!a.empty() && a[0] == '-') continue;
+    std::vector<std::string> names;
+    for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; })) names.push_back(sub->get_name());
+    if (std::find(names.begin(), names.end(), a) == names.end()) {
+      err << "error: unknown subcommand \"" << printable(a) << "\"" << did_you_mean(printable(a), names)
+          << "; the subcommands are " << quoted_list(names) << " (ess-sim --help)\n";
+      return kExitBadInput;
+    }
+    break;
+  }
 
   std::vector<std::string> reversed(args.rbegin(), args.rend());  // CLI11 consumes from the back
   try {

@@ -49,7 +49,7 @@ void add_bench_command(CLI::App& app, CommandAction& action) {
                                       {"wall_per_step_s", wall / steps},
                                       {"activities", r.activities},
                                       {"activities_per_s", activities / wall}}
-                   .dump(2)
+                   .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
             << "\n";
         return 0;
       }

@@ -23,7 +23,7 @@ void add_presets_command(CLI::App& app, CommandAction& action) {
             list.push_back({{"name", p->name}, {"path", p->path}, {"description", p->description}});
           }
         }
-        out << doc.dump(2) << "\n";
+        out << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
         return 0;
       }
       for (PresetKind kind : {PresetKind::model, PresetKind::hardware}) {

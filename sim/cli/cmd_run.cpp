@@ -44,7 +44,7 @@ void add_run_command(CLI::App& app, CommandAction& action) {
       Simulation sim(scenario, SimulationOptions{o->steps, o->out_dir.empty() ? 0 : o->trace_steps});
       RunResult result = sim.run();
       const auto results = results_json(scenario, result, ESS_SIM_VERSION, sha256_hex(format_resolved(scenario.resolved)));
-      const std::string results_text = results.dump(2) + "\n";
+      const std::string results_text = results.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
       if (!o->out_dir.empty()) {
         const std::filesystem::path dir(o->out_dir);
         ensure_directory(dir);

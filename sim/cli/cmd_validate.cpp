@@ -90,7 +90,7 @@ void add_validate_command(CLI::App& app, CommandAction& action) {
       const SimulatedRun simulated = simulate_for_validation(scenario, static_cast<std::int64_t>(trace.steps.size()));
       ValidationReport report = compare_profiles(trace.steps, simulated.steps, threshold);
       if (!trace.ops.empty()) report.ops = compare_ops(trace.ops, simulated.ops);
-      const std::string json = validation_json(report, trace).dump(2) + "\n";
+      const std::string json = validation_json(report, trace).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
       if (!o->output.empty()) write_file_atomically(o->output, json);
       out << (o->json ? json : format_validation_report(report, trace));
       return report.passed ? kExitOk : kExitValidationFailed;

@@ -4,13 +4,13 @@
 #include <stdexcept>
 #include <string>
 
+#include "sim/config/physical_ranges.h"
 #include "sim/config/reader.h"
 
 namespace ess {
 
 namespace {
 
-Range fraction() { return Range::left_open(0.0, 1.0); }
 
 int read_int(ObjectReader& r, std::string_view key, Range range) {
   return static_cast<int>(r.integer(key, range));
@@ -18,11 +18,11 @@ int read_int(ObjectReader& r, std::string_view key, Range range) {
 
 RooflineParams read_roofline(ObjectReader& r) {
   RooflineParams p;
-  p.compute_efficiency = r.number("compute_efficiency", fraction());
-  p.compute_ramp = r.flops("compute_ramp", Range::non_negative());
-  p.memory_efficiency = r.number("memory_efficiency", fraction());
-  p.memory_ramp = r.bytes("memory_ramp", Range::non_negative());
-  p.kernel_overhead = r.seconds("kernel_overhead", Range::non_negative());
+  p.compute_efficiency = r.number("compute_efficiency", efficiency());
+  p.compute_ramp = r.flops("compute_ramp", flop_ramp());
+  p.memory_efficiency = r.number("memory_efficiency", efficiency());
+  p.memory_ramp = r.bytes("memory_ramp", byte_ramp());
+  p.kernel_overhead = r.seconds("kernel_overhead", latency());
   // Optional: 0 (the default, recorded as such) is the sharp max of the two roofs.
   p.transition = r.number_or("transition", Range::closed(0.0, 64.0), 0.0);
   if (p.transition > 0.0 && p.transition < 1.0) {
@@ -37,13 +37,13 @@ GpuSpec read_gpu(ObjectReader& r) {
   g.kind = r.text("kind");
   g.count = read_int(r, "count", Range::closed(1, 1024));
   g.sm_count = read_int(r, "sm_count", Range::closed(1, 1024));
-  g.hbm_capacity = r.bytes("hbm_capacity", Range::positive());
-  g.hbm_bandwidth = r.bandwidth("hbm_bandwidth", Range::positive());
+  g.hbm_capacity = r.bytes("hbm_capacity", capacity());
+  g.hbm_bandwidth = r.bandwidth("hbm_bandwidth", link_bandwidth());
   auto pc = r.object("peak_compute");
-  g.peak_compute.fp32 = pc.optional_compute_rate("fp32", Range::positive());
-  g.peak_compute.bf16 = pc.optional_compute_rate("bf16", Range::positive());
-  g.peak_compute.fp16 = pc.optional_compute_rate("fp16", Range::positive());
-  g.peak_compute.fp8 = pc.optional_compute_rate("fp8", Range::positive());
+  g.peak_compute.fp32 = pc.optional_compute_rate("fp32", peak_rate());
+  g.peak_compute.bf16 = pc.optional_compute_rate("bf16", peak_rate());
+  g.peak_compute.fp16 = pc.optional_compute_rate("fp16", peak_rate());
+  g.peak_compute.fp8 = pc.optional_compute_rate("fp8", peak_rate());
   pc.finish();
   r.finish();
   return g;
@@ -52,16 +52,16 @@ GpuSpec read_gpu(ObjectReader& r) {
 PcieSpec read_pcie(ObjectReader& r, int gpus_per_node) {
   PcieSpec p;
   p.generation = read_int(r, "generation", Range::closed(1, 7));
-  p.h2d_bandwidth = r.bandwidth("h2d_bandwidth", Range::positive());
-  p.d2h_bandwidth = r.bandwidth("d2h_bandwidth", Range::positive());
-  p.latency = r.seconds("latency", Range::non_negative());
-  p.h2d_call_overhead = r.seconds("h2d_call_overhead", Range::non_negative());
-  p.d2h_call_overhead = r.seconds("d2h_call_overhead", Range::non_negative());
-  p.gather_h2d_efficiency = r.number("gather_h2d_efficiency", fraction());
-  p.gather_d2h_efficiency = r.number("gather_d2h_efficiency", fraction());
+  p.h2d_bandwidth = r.bandwidth("h2d_bandwidth", link_bandwidth());
+  p.d2h_bandwidth = r.bandwidth("d2h_bandwidth", link_bandwidth());
+  p.latency = r.seconds("latency", latency());
+  p.h2d_call_overhead = r.seconds("h2d_call_overhead", latency());
+  p.d2h_call_overhead = r.seconds("d2h_call_overhead", latency());
+  p.gather_h2d_efficiency = r.number("gather_h2d_efficiency", efficiency());
+  p.gather_d2h_efficiency = r.number("gather_d2h_efficiency", efficiency());
   p.gather_sm_fraction = r.number("gather_sm_fraction", Range{0.0, 1.0, true, false, true, true});
   p.gpus_per_switch = read_int(r, "gpus_per_switch", Range::closed(1, 1024));
-  p.switch_uplink_bandwidth = r.bandwidth("switch_uplink_bandwidth", Range::positive());
+  p.switch_uplink_bandwidth = r.bandwidth("switch_uplink_bandwidth", link_bandwidth());
   if (gpus_per_node % p.gpus_per_switch != 0) {
     r.fail("gpus_per_switch", "gpus_per_switch (" + std::to_string(p.gpus_per_switch) +
                                   ") must divide the GPUs per node (gpu.count = " + std::to_string(gpus_per_node) + ")");
@@ -74,8 +74,8 @@ CpuSpec read_cpu(ObjectReader& r, int gpus_per_node) {
   CpuSpec c;
   c.sockets = read_int(r, "sockets", Range::closed(1, 64));
   c.gpus_per_socket = read_int(r, "gpus_per_socket", Range::closed(1, 1024));
-  c.dram_capacity_per_socket = r.bytes("dram_capacity_per_socket", Range::positive());
-  c.dram_bandwidth_per_socket = r.bandwidth("dram_bandwidth_per_socket", Range::positive());
+  c.dram_capacity_per_socket = r.bytes("dram_capacity_per_socket", capacity());
+  c.dram_bandwidth_per_socket = r.bandwidth("dram_bandwidth_per_socket", link_bandwidth());
   if (c.sockets * c.gpus_per_socket < gpus_per_node) {
     r.fail("gpus_per_socket", "sockets x gpus_per_socket (" + std::to_string(c.sockets) + " x " +
                                   std::to_string(c.gpus_per_socket) + ") is less than the GPUs per node (gpu.count = " +
@@ -155,14 +155,14 @@ Hardware read_hardware(ObjectReader& r) {
   }
   {
     auto n = r.object("nvlink");
-    h.nvlink.bandwidth = n.bandwidth("bandwidth", Range::positive());
-    h.nvlink.latency = n.seconds("latency", Range::non_negative());
+    h.nvlink.bandwidth = n.bandwidth("bandwidth", link_bandwidth());
+    h.nvlink.latency = n.seconds("latency", latency());
     n.finish();
   }
   {
     auto n = r.object("network");
-    h.network.bandwidth_per_gpu = n.bandwidth("bandwidth_per_gpu", Range::positive());
-    h.network.latency = n.seconds("latency", Range::non_negative());
+    h.network.bandwidth_per_gpu = n.bandwidth("bandwidth_per_gpu", link_bandwidth());
+    h.network.latency = n.seconds("latency", latency());
     n.finish();
   }
   {
@@ -193,10 +193,10 @@ Hardware read_hardware(ObjectReader& r) {
   }
   {
     auto c = r.object("collectives");
-    h.collectives.allreduce_bus_bandwidth = c.bandwidth("allreduce_bus_bandwidth", Range::positive());
-    h.collectives.allreduce_latency = c.seconds("allreduce_latency", Range::non_negative());
-    h.collectives.alltoall_bandwidth = c.bandwidth("alltoall_bandwidth", Range::positive());
-    h.collectives.alltoall_latency = c.seconds("alltoall_latency", Range::non_negative());
+    h.collectives.allreduce_bus_bandwidth = c.bandwidth("allreduce_bus_bandwidth", link_bandwidth());
+    h.collectives.allreduce_latency = c.seconds("allreduce_latency", latency());
+    h.collectives.alltoall_bandwidth = c.bandwidth("alltoall_bandwidth", link_bandwidth());
+    h.collectives.alltoall_latency = c.seconds("alltoall_latency", latency());
     c.finish();
   }
   r.finish();

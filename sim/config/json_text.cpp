@@ -77,7 +77,7 @@ std::string describe_json(const nlohmann::json& value) {
   switch (value.type()) {
     case nlohmann::json::value_t::null: return "null";
     case nlohmann::json::value_t::boolean: return std::string("the boolean ") + (value.get<bool>() ? "true" : "false");
-    case nlohmann::json::value_t::string: return "the string " + value.dump();
+    case nlohmann::json::value_t::string: return "the string " + value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     case nlohmann::json::value_t::number_integer:
     case nlohmann::json::value_t::number_unsigned:
     case nlohmann::json::value_t::number_float: return "the number " + value.dump();

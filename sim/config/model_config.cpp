@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "sim/config/physical_ranges.h"
 #include "sim/config/reader.h"
 
 namespace ess {
@@ -35,7 +36,7 @@ AttentionConfig read_attention(ObjectReader& r) {
     a.cache_dtype = read_dtype(r, "cache_dtype");
     // The latent entry layout is format-specific (FlashMLA FP8: 512 fp8 + 4 fp32 scales + 64 bf16
     // rope = 656 B), so it is stated, not derived.
-    a.cache_bytes_per_token = r.bytes("cache_bytes_per_token", Range::positive());
+    a.cache_bytes_per_token = r.bytes("cache_bytes_per_token", token_bytes());
   } else {
     a.kind = AttentionKind::gqa;
     a.gqa.kv_heads = r.integer("kv_heads", count());
@@ -51,7 +52,7 @@ AttentionConfig read_attention(ObjectReader& r) {
     const std::string formula = "2 x kv_heads x head_dim x bytes(cache_dtype)";
     if (r.has("cache_bytes_per_token")) {
       // Accepted only when it agrees (as `check` prints it); GQA caches have no other layout.
-      const Bytes stated = r.bytes("cache_bytes_per_token", Range::positive());
+      const Bytes stated = r.bytes("cache_bytes_per_token", token_bytes());
       if (stated != derived) {
         r.fail("cache_bytes_per_token", "for GQA the cache entry is derived, " + formula + " = " +
                                             format_quantity(derived.value(), Dimension::bytes) + ", but " +
@@ -91,7 +92,7 @@ ModelConfig read_model(ObjectReader& r) {
     c.heads = ix.integer("heads", count());
     c.head_dim = ix.integer("head_dim", count());
     c.top_k = ix.integer("top_k", count());
-    c.cache_bytes_per_token = ix.bytes("cache_bytes_per_token", Range::positive());
+    c.cache_bytes_per_token = ix.bytes("cache_bytes_per_token", token_bytes());
     ix.finish();
     if (m.attention.kind != AttentionKind::mla) r.fail("indexer", "a lightning indexer needs MLA attention");
     m.indexer = c;

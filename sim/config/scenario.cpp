@@ -11,7 +11,9 @@
 #include "sim/config/json_text.h"
 #include "sim/config/presets.h"
 #include "sim/config/profile.h"
+#include "sim/config/physical_ranges.h"
 #include "sim/config/reader.h"
+#include "sim/config/utf8.h"
 
 namespace ess {
 
@@ -269,7 +271,7 @@ MemoryConfig read_memory(ObjectReader& r) {
   // vLLM's default gpu_memory_utilization is 0.9: a tenth of HBM stays unallocated.
   m.reserve_fraction = r.number_or("reserve", Range::closed(0.0, 0.9), kDefaultReserveFraction);
   if (r.has("runtime_overhead")) {
-    m.runtime_overhead = r.bytes("runtime_overhead", Range::non_negative());
+    m.runtime_overhead = r.bytes("runtime_overhead", Range::closed(0.0, 1e15));
   } else {
     m.runtime_overhead = Bytes(kDefaultRuntimeOverhead);
     r.record("runtime_overhead", format_quantity(kDefaultRuntimeOverhead, Dimension::bytes),
@@ -327,8 +329,8 @@ CacheConfig read_cache(ObjectReader& r, const ModelConfig& model, const std::str
   c.host_memory_threshold = r.number_or("host_memory_threshold", Range::left_open(0.0, 1.0), 0.9);
   if (r.has("nvme")) {
     auto n = r.object("nvme");
-    c.nvme = NvmeConfig{n.bytes("capacity", Range::positive()), n.bandwidth("bandwidth", Range::positive()),
-                        n.seconds("latency", Range::non_negative())};
+    c.nvme = NvmeConfig{n.bytes("capacity", capacity()), n.bandwidth("bandwidth", link_bandwidth()),
+                        n.seconds("latency", storage_latency())};
     n.finish();
   }
   r.finish();
@@ -401,7 +403,11 @@ std::int64_t CacheConfig::pool_capacity(std::int64_t context) const {
 
 Override parse_override(std::string_view argument) {
   const std::string arg(argument);
-  const std::string origin = "--set " + arg;
+  const std::string origin = "--set " + printable(arg);
+  if (const auto bad = invalid_utf8_at(arg)) {
+    throw ConfigError(origin, "", "byte " + std::to_string(*bad + 1) +
+                                      " is not valid UTF-8 (paths and values must be UTF-8 text)");
+  }
   const auto eq = arg.find('=');
   if (eq == std::string::npos) throw ConfigError(origin, "", "expected dotted.path=value, e.g. workload.context_length=32768");
   Override o;
@@ -418,12 +424,12 @@ Override parse_override(std::string_view argument) {
   }
   const std::string text = arg.substr(eq + 1);
   if (text.empty()) throw ConfigError(origin, "", "missing value after '=' (write a number, a quantity such as 55GB/s, or a string)");
-  try {
-    o.value = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error&) {
-    o.value = text;  // not JSON: a bare string such as 55GB/s or max
-  } catch (const nlohmann::json::exception& e) {
-    throw ConfigError(origin, "", "cannot read the value \"" + text + "\": " + e.what());
+  // JSON when it parses (then with the loader's checks: nesting depth, duplicate keys, numbers a
+  // double holds), else a bare string such as 55GB/s or max.
+  if (nlohmann::json::accept(text)) {
+    o.value = parse_json_text(text, origin);
+  } else {
+    o.value = text;
   }
   return o;
 }
@@ -462,7 +468,7 @@ void format_into(const nlohmann::ordered_json& j, int indent, std::string& out) 
     out += "{\n";
     std::size_t i = 0;
     for (const auto& [k, v] : j.items()) {
-      out += pad + "  " + nlohmann::ordered_json(k).dump() + ": ";
+      out += pad + "  " + nlohmann::ordered_json(k).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + ": ";
       format_into(v, indent + 1, out);
       out += (++i < j.size()) ? ",\n" : "\n";
     }
@@ -473,13 +479,13 @@ void format_into(const nlohmann::ordered_json& j, int indent, std::string& out) 
     out += "{";
     std::size_t i = 0;
     for (const auto& [k, v] : j.items()) {
-      out += nlohmann::ordered_json(k).dump() + ": " + v.dump();
+      out += nlohmann::ordered_json(k).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + ": " + v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
       if (++i < j.size()) out += ", ";
     }
     out += "}";
     return;
   }
-  out += j.dump();
+  out += j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 }  // namespace
 

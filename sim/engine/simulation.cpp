@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <exception>
 #include <functional>
 #include <map>
 #include <memory>
@@ -78,8 +79,27 @@ struct RunState {
   std::vector<TransferEngine> writeback_engines;
   std::vector<std::deque<RunState::TransferJob>> writebacks;  // per GPU: write-backs of the current step
 
+  // The first error raised inside an actor. SimGrid aborts the process on an exception that
+  // leaves an actor, so actors catch, record it here, stop every other actor, and run() rethrows
+  // it once the engine has returned.
+  std::exception_ptr error;
+  int finished_gpus = 0;  // GPU actors that ran every step (a deadlock leaves some short)
+
   [[nodiscard]] double now() const { return sg4::Engine::get_clock() - t0; }
 };
+
+// Runs an actor's body; an exception ends the whole simulation and is rethrown by run().
+// simgrid::ForcefulKillException (how SimGrid unwinds a killed actor) is not a std::exception and
+// passes through untouched.
+template <typename Body>
+void guarded(RunState& st, Body&& body) {
+  try {
+    body();
+  } catch (const std::exception&) {
+    if (!st.error) st.error = std::current_exception();
+    sg4::Actor::kill_all();
+  }
+}
 
 std::size_t layer_slot(const RunState& st, int layer) {
   // Embedding and head (layer -1) go to the last slot.
@@ -341,6 +361,7 @@ void gpu_main(RunState& st, int gpu) {
     if (gpu == 0) st.result->step_context[idx(step)] = plan.context;
     st.plans->done(step);
   }
+  ++st.finished_gpus;
 }
 
 }  // namespace
@@ -456,17 +477,24 @@ RunResult Simulation::run() {
     st.port_in_track.push_back(result.trace.track("NVSwitch ports", "GPU " + std::to_string(g) + " in"));
   }
   for (int g = 0; g < result.gpus; ++g) {
-    sg4::Actor::create("gpu" + std::to_string(g), st.platform.gpus[idx(g)], [&st, g] { gpu_main(st, g); });
+    sg4::Actor::create("gpu" + std::to_string(g), st.platform.gpus[idx(g)],
+                       [&st, g] { guarded(st, [&st, g] { gpu_main(st, g); }); });
     if (result.offload) {
       for (auto* engines : {&st.fetch_engines, &st.writeback_engines}) {
         auto& transfers = (*engines)[idx(g)];
         transfers.work = sg4::Semaphore::create(0);
-        sg4::Actor::create("transfers", st.platform.gpu_socket[idx(g)], [&st, g, &transfers] { transfer_engine(st, g, transfers); })
+        sg4::Actor::create("transfers", st.platform.gpu_socket[idx(g)], [&st, g, &transfers] { guarded(st, [&] { transfer_engine(st, g, transfers); }); })
             ->daemonize();
       }
     }
   }
   engine.run();
+  if (st.error) std::rethrow_exception(st.error);
+  if (st.finished_gpus != result.gpus) {
+    throw std::logic_error("the simulation stopped before every GPU finished its steps (" +
+                           std::to_string(st.finished_gpus) + " of " + std::to_string(result.gpus) +
+                           " did): SimGrid found no activity left to run");
+  }
 
   for (std::size_t s = 0; s < result.gpu_steps.size(); ++s) {
     double end = 0.0;
@@ -476,6 +504,13 @@ RunResult Simulation::run() {
       for (const auto& g : result.gpu_steps[s - 1]) previous = std::max(previous, g.end);
     }
     result.step_time.push_back(end - previous);
+  }
+  // Bounded inputs give finite, positive times; anything else is a bug, never a result to print.
+  for (std::size_t s = 0; s < result.step_time.size(); ++s) {
+    if (!std::isfinite(result.step_time[s]) || result.step_time[s] <= 0.0) {
+      throw std::logic_error("step " + std::to_string(s) + " took " + std::to_string(result.step_time[s]) +
+                             " s of simulated time (expected a finite, positive duration)");
+    }
   }
   return result;
 }

@@ -12,6 +12,8 @@
 #include <system_error>
 #include <utility>
 
+#include "sim/io/read_file.h"
+
 namespace ess {
 
 namespace {
@@ -195,13 +197,20 @@ void write_access_trace(const std::filesystem::path& path, AccessModel& model, i
 
 // ---- reading ------------------------------------------------------------------------------------
 
-ReplayAccess::ReplayAccess(std::filesystem::path path) : path_(std::move(path)) {
-  {
-    std::ifstream file(path_, std::ios::binary);
-    if (!file) throw AccessTraceError(path_, std::nullopt, std::string("cannot open: ") + std::strerror(errno));
-    bytes_.assign(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
-    if (file.bad()) throw AccessTraceError(path_, std::nullopt, "read error");
+namespace {
+std::string read_trace_file(const std::filesystem::path& path) {
+  std::string bytes;
+  if (const ReadProblem problem = read_whole_file(path, bytes); problem != ReadProblem::none) {
+    throw AccessTraceError(path, std::nullopt, describe(problem));
   }
+  return bytes;
+}
+}  // namespace
+
+ReplayAccess::ReplayAccess(std::filesystem::path path) : ReplayAccess(path, read_trace_file(path)) {}
+
+ReplayAccess::ReplayAccess(std::filesystem::path origin, std::string bytes)
+    : path_(std::move(origin)), bytes_(std::move(bytes)) {
   Cursor in(path_, bytes_);
   if (bytes_.size() < sizeof kMagic) in.fail(0, "truncated file: missing the magic \"ESS-TOPK\"");
   if (std::memcmp(bytes_.data(), kMagic, sizeof kMagic) != 0) {

@@ -74,6 +74,8 @@ class ReplayAccess final : public AccessModel {
   // request, count and position, nothing missing and nothing after the last block. Throws
   // AccessTraceError naming the file and the offending byte offset.
   explicit ReplayAccess(std::filesystem::path path);
+  // The same from the file's bytes; `origin` names them in errors.
+  ReplayAccess(std::filesystem::path origin, std::string bytes);
 
   // The recorded selection. Any order of calls is accepted (replay is random access). Throws
   // std::invalid_argument for a step, layer or request that the file does not hold, or a context
