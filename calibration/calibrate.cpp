@@ -8,6 +8,7 @@
 #include <optional>
 #include <set>
 #include <sstream>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 
@@ -355,6 +356,10 @@ Calibration calibrate(const MeasurementSet& measurements, const CalibrateOptions
     std::string params;
     for (const Field& f : spec.fields) {
       f.set(hw, round_significant(f.get(hw), 4));
+      if (!std::isfinite(f.get(hw))) {
+        throw FitError(spec.name + ": the fit gives " + f.dotted() + " = " + shortest_number(f.get(hw)) +
+                       ", not a finite number; no profile is written (check the measurements' units)");
+      }
       report.fields.push_back("hardware." + f.dotted());
       params += (params.empty() ? "" : ", ") + f.path.back() + " " + f.text(hw);
     }
@@ -459,6 +464,36 @@ Calibration calibrate(const MeasurementSet& measurements, const CalibrateOptions
   profile["hardware"] = doc;
   out.profile = std::move(profile);
   return out;
+}
+
+std::string shell_command(const std::vector<std::string>& words) {
+  const auto plain = [](const std::string& w) {
+    if (w.empty()) return false;
+    for (const char c : w) {
+      // ASCII only: no locale may widen the set sh leaves unquoted.
+      const bool alnum = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+      if (!alnum && std::string_view("_@%+=:,./-").find(c) == std::string_view::npos) return false;
+    }
+    return true;
+  };
+  std::string line;
+  for (const std::string& w : words) {
+    if (!line.empty()) line += ' ';
+    if (plain(w)) {
+      line += w;
+      continue;
+    }
+    line += '\'';
+    for (const char c : w) {
+      if (c == '\'') {
+        line += "'\\''";
+      } else {
+        line += c;
+      }
+    }
+    line += '\'';
+  }
+  return line;
 }
 
 std::string format_calibration_report(const Calibration& c) {

@@ -51,6 +51,12 @@ struct Calibration {
 // base, e.g. an unknown preset).
 [[nodiscard]] Calibration calibrate(const MeasurementSet& measurements, const CalibrateOptions& options);
 
+// `words` as one POSIX sh command line, as a profile records the command that wrote it: a word made
+// only of characters sh leaves alone (letters, digits and _@%+=:,./-) is written as it is, any
+// other is single-quoted with each ' written as '\''. Pasted into sh, the line gives back exactly
+// `words`, so `calibration.command` can be run as it stands from the repository root.
+[[nodiscard]] std::string shell_command(const std::vector<std::string>& words);
+
 // The per-model error table `ess-sim calibrate` prints.
 [[nodiscard]] std::string format_calibration_report(const Calibration& c);
 

@@ -1,5 +1,6 @@
 #include "models/collective_fit.h"
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -28,7 +29,9 @@ AlphaBeta fit_alpha_beta(std::span<const CollectivePoint> points, std::span<cons
   }
   const Eigen::VectorXd x = relative_nonnegative_least_squares(a, y);
   if (!(x[1] > 0.0)) throw FitError(std::string(what) + ": the fit found no per-byte cost; measure larger buffers");
-  return {Seconds(x[0]), BytesPerSecond(1.0 / x[1])};
+  const double bandwidth = 1.0 / x[1];
+  if (!std::isfinite(bandwidth)) throw FitError(std::string(what) + ": the fit found no per-byte cost; measure larger buffers");
+  return {Seconds(zero_below(x[0], kTimeFloorSeconds)), BytesPerSecond(bandwidth)};
 }
 
 }  // namespace

@@ -128,6 +128,19 @@ Eigen::VectorXd relative_nonnegative_least_squares(const Eigen::MatrixXd& a, con
   return x;
 }
 
+int first_near_best(std::span<const double> costs) {
+  double best = std::numeric_limits<double>::infinity();
+  for (const double c : costs) {
+    if (std::isfinite(c)) best = std::min(best, c);
+  }
+  if (!std::isfinite(best)) return -1;
+  const double tolerance = kSameMinimumRelative * std::abs(best);
+  for (std::size_t i = 0; i < costs.size(); ++i) {
+    if (std::isfinite(costs[i]) && costs[i] <= best + tolerance) return static_cast<int>(i);
+  }
+  return -1;  // unreachable: best itself qualifies
+}
+
 std::vector<std::size_t> selected_points(std::span<const std::size_t> use, std::size_t n, const char* what) {
   std::vector<std::size_t> idx(use.begin(), use.end());
   if (idx.empty()) {

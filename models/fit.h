@@ -52,6 +52,33 @@ struct ErrorSummary {
 [[nodiscard]] std::vector<std::size_t> selected_points(std::span<const std::size_t> use, std::size_t n,
                                                        const char* what);
 
+// Physical floors of fitted values. A parameter the data do not determine (a GEMM overhead hidden
+// under the roofs, a ramp too small to matter) drifts towards zero during a fit, and where it stops
+// depends on the last bits of exp/log/pow, which differ between CPUs (glibc picks a variant per
+// CPU). A value below its floor has no measurable effect on any prediction, so the fits write it
+// as exactly 0, and a profile comes out the same on every machine.
+// Times (kernel overheads, latencies, call overheads): 1 ns, about one GPU clock cycle (1-2 GHz)
+// and 500x below the resolution of the CUDA events that measured them (~0.5 us).
+inline constexpr double kTimeFloorSeconds = 1e-9;
+// Roofline ramps: 1 byte of memory traffic, 1 FLOP of work (no kernel does less).
+inline constexpr double kRampFloorBytes = 1.0;
+inline constexpr double kRampFloorFlops = 1.0;
+
+// `value` if it is at least `floor`, else exactly 0 (for non-negative fitted values).
+[[nodiscard]] inline double zero_below(double value, double floor) { return value >= floor ? value : 0.0; }
+
+// Choosing among the minima of a multi-start fit: the first start whose cost is within this
+// relative distance of the lowest wins. Starts that reach the same minimum end with costs that
+// differ in their last digits (the stopping rule, CPU-specific libm results), and taking the
+// strictly lowest would let those digits pick a different start on another machine; minima that
+// differ by less than 1e-9 of the cost predict the same times to far better than the measurements'
+// 1-5% spread.
+inline constexpr double kSameMinimumRelative = 1e-9;
+
+// Index of the first cost within kSameMinimumRelative of the lowest finite cost, or -1 when no
+// cost is finite.
+[[nodiscard]] int first_near_best(std::span<const double> costs);
+
 struct LmResult {
   Eigen::VectorXd x;  // parameters at the minimum found
   double cost = 0.0;  // 0.5 sum r_i^2 there

@@ -64,24 +64,38 @@ RooflineParams fit_gemm(std::span<const GemmPoint> points, std::span<const std::
     }
     return r;
   };
-  LmResult best;
-  best.cost = std::numeric_limits<double>::infinity();
   // Starting points spanning compute-efficient and memory-efficient regimes, small and large
-  // ramps; the lowest minimum wins (ties keep the first, so the result is deterministic).
+  // ramps. The lowest minimum wins; minima whose costs differ only in their last digits are the
+  // same minimum, and the earliest start among them is taken (first_near_best), so that the
+  // choice is the same on every CPU.
+  std::vector<LmResult> results;
+  std::vector<double> costs;
   for (const double ec : {0.5, 0.85}) {
     for (const double em : {0.6, 0.9}) {
       for (const double ramp : {0.1, 10.0}) {
         for (const double transition : {2.0, 16.0}) {
           Eigen::VectorXd x0(6);
           x0 << logit(ec), std::log(ramp), logit(em), std::log(ramp), std::log(3.0), logit((transition - 1.0) / 63.0);
-          LmResult r = levenberg_marquardt(residuals, x0, 300);
-          if (r.cost < best.cost) best = std::move(r);
+          results.push_back(levenberg_marquardt(residuals, x0, 300));
+          costs.push_back(results.back().cost);
         }
       }
     }
   }
-  if (!std::isfinite(best.cost)) throw FitError("the GEMM fit did not converge (every start gave a non-finite error)");
-  return decode(best.x);
+  const int best = first_near_best(costs);
+  if (best < 0) throw FitError("the GEMM fit did not converge (every start gave a non-finite error)");
+  RooflineParams p = decode(results[static_cast<std::size_t>(best)].x);
+  // Parameters the data do not determine drift towards 0 and stop where the CPU's libm decides:
+  // below their physical floors they are exactly 0 (models/fit.h).
+  p.compute_ramp = Flops(zero_below(p.compute_ramp.value(), kRampFloorFlops));
+  p.memory_ramp = Bytes(zero_below(p.memory_ramp.value(), kRampFloorBytes));
+  p.kernel_overhead = Seconds(zero_below(p.kernel_overhead.value(), kTimeFloorSeconds));
+  const double values[] = {p.compute_efficiency, p.compute_ramp.value(), p.memory_efficiency, p.memory_ramp.value(),
+                           p.kernel_overhead.value(), p.transition};
+  for (const double v : values) {
+    if (!std::isfinite(v)) throw FitError("the GEMM fit ended at a non-finite parameter: the points cannot be fitted");
+  }
+  return p;
 }
 
 }  // namespace ess

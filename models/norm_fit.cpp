@@ -32,7 +32,7 @@ RooflineParams fit_memory_bound(std::span<const NormPoint> points, std::span<con
   }
   p.memory_efficiency = std::min(1.0, 1.0 / x[1]);
   p.memory_ramp = Bytes(0.0);
-  p.kernel_overhead = Seconds(x[0]);
+  p.kernel_overhead = Seconds(zero_below(x[0], kTimeFloorSeconds));  // below 1 ns: no overhead (models/fit.h)
   return p;
 }
 

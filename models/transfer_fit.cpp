@@ -1,6 +1,7 @@
 #include "models/transfer_fit.h"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 #include <vector>
 
@@ -37,7 +38,7 @@ PcieSpec fit_pcie_copies(std::span<const CopyPoint> points, std::span<const std:
   }
   const Eigen::VectorXd x = relative_nonnegative_least_squares(a, y);
   PcieSpec out = base;
-  out.latency = Seconds(x[0]);
+  out.latency = Seconds(zero_below(x[0], kTimeFloorSeconds));  // below 1 ns: none (models/fit.h)
   for (int d = 0; d < 2; ++d) {
     if (col_of[d] < 0) continue;
     const double per_byte = x[col_of[d] + 1];
@@ -46,7 +47,11 @@ PcieSpec fit_pcie_copies(std::span<const CopyPoint> points, std::span<const std:
                      " copies: the fit found no per-byte cost; measure copies large enough to reach the link bandwidth");
     }
     const BytesPerSecond bw(1.0 / per_byte);
-    const Seconds overhead(x[col_of[d]]);
+    if (!std::isfinite(bw.value())) {
+      throw FitError(std::string(to_string(static_cast<CopyDirection>(d))) +
+                     " copies: the per-byte cost is too small to give a finite bandwidth");
+    }
+    const Seconds overhead(zero_below(x[col_of[d]], kTimeFloorSeconds));
     if (d == 0) {
       out.h2d_bandwidth = bw;
       out.h2d_call_overhead = overhead;

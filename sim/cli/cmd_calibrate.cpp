@@ -55,13 +55,16 @@ void add_calibrate_command(CLI::App& app, CommandAction& action) {
       options.description = o->description;
       options.folds = o->folds;
       options.seed = o->seed;
-      options.command = "ess-sim calibrate";
-      for (const auto& f : o->files) options.command += " " + f;
-      const auto quoted = [](const std::string& v) { return v.find_first_of(" \"'") == std::string::npos ? v : "'" + v + "'"; };
-      options.command += " --base " + o->base + (o->gpu.empty() ? "" : " --gpu " + quoted(o->gpu)) +
-                         (o->name.empty() ? "" : " --name " + quoted(o->name)) +
-                         (o->description.empty() ? "" : " --description " + quoted(o->description)) + " --folds " +
-                         std::to_string(o->folds) + " --seed " + std::to_string(o->seed) + " -o " + o->output;
+      // The command as a POSIX sh line (every argument quoted as needed), so that pasting it
+      // from the profile reruns exactly this calibration.
+      std::vector<std::string> words{"ess-sim", "calibrate"};
+      words.insert(words.end(), o->files.begin(), o->files.end());
+      words.insert(words.end(), {"--base", o->base});
+      if (!o->gpu.empty()) words.insert(words.end(), {"--gpu", o->gpu});
+      if (!o->name.empty()) words.insert(words.end(), {"--name", o->name});
+      if (!o->description.empty()) words.insert(words.end(), {"--description", o->description});
+      words.insert(words.end(), {"--folds", std::to_string(o->folds), "--seed", std::to_string(o->seed), "-o", o->output});
+      options.command = shell_command(words);
       const Calibration c = calibrate(measurements, options);
       const std::string text = c.profile.dump(2) + "\n";
       write_file_atomically(o->output, text);

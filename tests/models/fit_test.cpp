@@ -858,3 +858,82 @@ TEST_CASE("the collective fits reject too few points, gpus < 2 and no per-byte c
   const std::vector<ess::CollectivePoint> falling = {{2, 1e3, 20e-6}, {2, 1e6, 10e-6}};
   CHECK_THROWS_WITH(ess::fit_p2p(falling, {}), Contains("P2P: the fit found no per-byte cost"));
 }
+
+// --- reproducibility on every CPU: physical floors and the multi-start choice ---------------------
+
+TEST_CASE("zero_below writes a value under its physical floor as exactly 0 and keeps the rest", "[fit]") {
+  // 1 ns and 1 byte (models/fit.h): a 0.5 ns overhead is noise, 2 ns is kept as it is.
+  CHECK(ess::zero_below(0.5e-9, ess::kTimeFloorSeconds) == 0.0);
+  CHECK(ess::zero_below(1e-31, ess::kTimeFloorSeconds) == 0.0);
+  CHECK(ess::zero_below(2e-9, ess::kTimeFloorSeconds) == 2e-9);
+  CHECK(ess::zero_below(1.806e-13, ess::kRampFloorBytes) == 0.0);
+  CHECK(ess::zero_below(1.0, ess::kRampFloorBytes) == 1.0);
+  CHECK(ess::zero_below(0.0, ess::kRampFloorFlops) == 0.0);
+}
+
+TEST_CASE("first_near_best takes the earliest cost within 1e-9 relative of the lowest", "[fit]") {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  // 10 + 1e-9 is within 1e-9 x 10 = 1e-8 of the lowest (10): the same minimum, and it came first.
+  CHECK(ess::first_near_best(std::vector<double>{12.0, 10.0 + 1e-9, 10.0}) == 1);
+  // 10 + 1e-7 is not: the strictly lower start wins.
+  CHECK(ess::first_near_best(std::vector<double>{12.0, 10.0 + 1e-7, 10.0}) == 2);
+  // Non-finite costs (diverged starts) never win; none finite: -1.
+  CHECK(ess::first_near_best(std::vector<double>{nan, inf, 3.0, 4.0}) == 2);
+  CHECK(ess::first_near_best(std::vector<double>{inf, nan}) == -1);
+  CHECK(ess::first_near_best(std::vector<double>{}) == -1);
+}
+
+TEST_CASE("fit_gemm writes the parameters data without them cannot see as exactly 0", "[fit][gemm]") {
+  // Data generated with no overhead, no memory ramp and no compute ramp: the fit drives those
+  // towards 0, where libm noise would leave them at 1e-31 s or 1e-13 B on one CPU and elsewhere on
+  // another; below the physical floors they must be exactly 0.
+  ess::Hardware truth = ess::test::test_hardware();
+  truth.kernels.gemm = {.compute_efficiency = 0.7,
+                        .compute_ramp = ess::Flops(0.0),
+                        .memory_efficiency = 0.6,
+                        .memory_ramp = ess::Bytes(0.0),
+                        .kernel_overhead = ess::Seconds(0.0),
+                        .transition = 2.0};
+  const auto points = gemm_points(truth, DType::bf16);
+  const ess::RooflineParams fitted = ess::fit_gemm(points, {}, ess::test::test_hardware());
+  INFO("fitted: compute ramp " << fitted.compute_ramp.value() << " FLOP, memory ramp " << fitted.memory_ramp.value()
+                               << " B, overhead " << fitted.kernel_overhead.value() << " s");
+  CHECK(fitted.kernel_overhead.value() == 0.0);
+  CHECK(fitted.memory_ramp.value() == 0.0);
+  CHECK(fitted.compute_ramp.value() == 0.0);
+  // The determined parameters are still recovered.
+  CHECK(fitted.compute_efficiency == Approx(0.7).epsilon(0.01));
+  CHECK(fitted.memory_efficiency == Approx(0.6).epsilon(0.01));
+}
+
+TEST_CASE("fit_gemm keeps an overhead and ramps above their floors", "[fit][gemm]") {
+  // The floors must not eat real values: 4 us, 3 MB and 2 GFLOP are far above 1 ns, 1 B, 1 FLOP.
+  ess::Hardware truth = ess::test::test_hardware();
+  truth.kernels.gemm = {.compute_efficiency = 0.7,
+                        .compute_ramp = ess::Flops(2e9),
+                        .memory_efficiency = 0.6,
+                        .memory_ramp = ess::Bytes(3e6),
+                        .kernel_overhead = ess::Seconds(4e-6),
+                        .transition = 2.0};
+  const ess::RooflineParams fitted = ess::fit_gemm(gemm_points(truth, DType::bf16), {}, ess::test::test_hardware());
+  CHECK(fitted.kernel_overhead.value() > 1e-7);
+  CHECK(fitted.memory_ramp.value() + fitted.compute_ramp.value() > 1e3);
+}
+
+TEST_CASE("the alpha-beta fits write a latency under 1 ns as 0", "[fit][collective]") {
+  // P2P points of exactly bytes / 400 GB/s with no latency: the fit's latency is 0, not a rounding
+  // residue.
+  std::vector<ess::CollectivePoint> points;
+  for (const double bytes : {4096.0, 65536.0, 1048576.0, 16777216.0}) points.push_back({2, bytes, bytes / 400e9});
+  const ess::AlphaBeta ab = ess::fit_p2p(points, {});
+  CHECK(ab.latency.value() == 0.0);
+  CHECK(ab.bandwidth.value() == Approx(400e9).epsilon(1e-9));
+}
+
+TEST_CASE("the alpha-beta fits refuse a per-byte cost too small for a finite bandwidth", "[fit][collective][errors]") {
+  // 1e308 bytes in 1 ms: seconds per byte ~1e-311 (a denormal), whose inverse overflows to infinity.
+  // A profile with an infinite bandwidth must never be written: FitError instead.
+  const std::vector<ess::CollectivePoint> points = {{2, 1e308, 1e-3}, {2, 0.5e308, 0.6e-3}, {2, 0.25e308, 0.55e-3}};
+  CHECK_THROWS_AS(ess::fit_p2p(points, {}), FitError);
+}
