@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -11,7 +13,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/config/config_error.h"
 #include "sim/config/did_you_mean.h"
+#include "sim/config/json_text.h"
 #include "sim/io/read_file.h"
 #include "sim/io/sha256.h"
 
@@ -22,9 +26,81 @@ MeasurementError::MeasurementError(const std::string& path, const std::string& w
 
 namespace {
 
+// --- Physical bounds of what a measurement may report --------------------------------------------
+//
+// Each bound is far outside any real microbenchmark, so no real measurement is refused, but a
+// corrupted cell, a unit error or an integer that overflowed in the tool that wrote it is. They
+// also keep every product the readers and models form (rows x row_bytes, 2 m n k FLOP) far from
+// the int64 and double limits.
+
+// A measured time: at least one GPU clock cycle (0.5-1 ns at 1-2 GHz; CUDA events resolve about
+// 0.5 us, so nothing real is shorter), at most an hour (a microbenchmark repetition takes
+// microseconds to seconds; an hour is a unit error, e.g. microseconds read as milliseconds).
+constexpr double kMinSeconds = 1e-9;
+constexpr double kMaxSeconds = 3600.0;
+
+// An integer a measurement may hold, with what it counts (for messages).
+struct IntRange {
+  std::int64_t min;
+  std::int64_t max;
+  const char* what;
+};
+// Tokens of one kernel (GEMM m, norm rows): 2^24 = 16.8M, 16x a one-million-token prefill.
+constexpr IntRange kTokens{1, std::int64_t{1} << 24, "tokens"};
+// Features of one layer (GEMM n and k, hidden and FFN sizes): 2^22 = 4.2M, 16x the widest layer
+// of any model (a 256k-token vocabulary projection).
+constexpr IntRange kFeatures{1, std::int64_t{1} << 22, "features"};
+// Attention heads of a model: 2^16 (real models have 8 to 128).
+constexpr IntRange kHeads{1, std::int64_t{1} << 16, "heads"};
+// GPUs taking part in a collective, a tensor-parallel group or a node: 2^16, more than any job.
+// A collective needs at least 2; a node or a TP group may be 1.
+constexpr IntRange kGpus{1, std::int64_t{1} << 16, "GPUs"};
+constexpr IntRange kCollectiveGpus{2, std::int64_t{1} << 16, "GPUs"};
+constexpr IntRange kDeviceIndex{0, (std::int64_t{1} << 16) - 1, "device index"};
+// Bytes of one copy, gather or collective buffer: 2^40 = 1 TiB, 7x an H200's HBM (141 GB) and more
+// than any pinned host buffer.
+constexpr IntRange kBytes{1, std::int64_t{1} << 40, "bytes"};
+// Rows of one gather (656-byte rows: 2^32 rows would already be 2.8 TB) and calls per repetition.
+constexpr IntRange kRows{1, std::int64_t{1} << 32, "rows"};
+constexpr IntRange kCalls{0, std::int64_t{1} << 32, "calls"};
+
+std::string range_text(const IntRange& r) {
+  return "an integer from " + std::to_string(r.min) + " to " + std::to_string(r.max) + " (" + r.what + ")";
+}
+
+// a x b, or nothing when the product does not fit in an int64.
+std::optional<std::int64_t> checked_product(std::int64_t a, std::int64_t b) {
+  std::int64_t p = 0;
+  if (__builtin_mul_overflow(a, b, &p)) return std::nullopt;
+  return p;
+}
+
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
+}
+
+// A cell or value for a message: at most 40 bytes, control and non-ASCII bytes as \xNN, so that
+// binary input cannot garble the terminal or make the message megabytes long.
+std::string shown(std::string_view s) {
+  constexpr std::size_t kShown = 40;
+  std::string out;
+  for (std::size_t i = 0; i < s.size() && i < kShown; ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      char hex[8];
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      out += hex;
+    }
+  }
+  if (s.size() > kShown) out += "...";
+  return out;
+}
+
+std::string shown_json(const nlohmann::json& v) {
+  return shown(v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
 }
 
 std::string read_file(const std::string& path) {
@@ -46,7 +122,7 @@ struct CsvRow {
   std::vector<std::string> fields;
 };
 
-std::vector<CsvRow> parse_csv(const std::string& text, const std::string& path) {
+std::vector<CsvRow> parse_csv(std::string_view text, const std::string& path) {
   std::vector<CsvRow> rows;
   CsvRow row;
   row.line = 1;
@@ -101,15 +177,43 @@ std::vector<CsvRow> parse_csv(const std::string& text, const std::string& path) 
   return rows;
 }
 
+// A CSV table whose header names each column once and whose rows all have the header's width.
 class CsvTable {
  public:
   CsvTable(std::vector<CsvRow> rows, std::string path) : path_(std::move(path)) {
     header_ = std::move(rows.front().fields);
     rows.erase(rows.begin());
     rows_ = std::move(rows);
-    for (std::size_t i = 0; i < header_.size(); ++i) columns_.emplace(header_[i], i);
+    for (std::size_t i = 0; i < header_.size(); ++i) {
+      const auto [it, fresh] = columns_.emplace(header_[i], i);
+      if (!fresh) {
+        throw MeasurementError(path_, "line 1, column " + std::to_string(i + 1),
+                               "duplicate column \"" + shown(header_[i]) + "\" (also column " +
+                                   std::to_string(it->second + 1) + "): which one holds the data is ambiguous");
+      }
+    }
   }
   [[nodiscard]] bool has(const std::string& column) const { return columns_.count(column) > 0; }
+  // Every column must be one the format defines (`known`): an unknown one is a misspelling, a
+  // different export or a mix of two tables, never something to ignore. Then every row must have
+  // the header's width. Each reader calls this before reading a cell.
+  void require_known(const std::vector<std::string>& known, const std::string& format) const {
+    const std::set<std::string> allowed(known.begin(), known.end());
+    for (std::size_t i = 0; i < header_.size(); ++i) {
+      if (allowed.count(header_[i]) == 0) {
+        throw MeasurementError(path_, "line 1, column " + std::to_string(i + 1),
+                               "unknown column \"" + shown(header_[i]) + "\" for a " + format + " table" +
+                                   did_you_mean(header_[i], known));
+      }
+    }
+    for (const CsvRow& r : rows_) {
+      if (r.fields.size() != header_.size()) {
+        throw MeasurementError(path_, "line " + std::to_string(r.line),
+                               "has " + std::to_string(r.fields.size()) + " fields, the header has " +
+                                   std::to_string(header_.size()));
+      }
+    }
+  }
   [[nodiscard]] std::size_t column(const std::string& name) const {
     const auto it = columns_.find(name);
     if (it == columns_.end()) {
@@ -118,41 +222,68 @@ class CsvTable {
     return it->second;
   }
   [[nodiscard]] const std::vector<CsvRow>& rows() const { return rows_; }
-  [[nodiscard]] const std::string& text(const CsvRow& r, std::size_t col) const {
-    if (col >= r.fields.size()) {
-      throw MeasurementError(path_, "line " + std::to_string(r.line),
-                             "has " + std::to_string(r.fields.size()) + " fields; column \"" + header_[col] +
-                                 "\" is field " + std::to_string(col + 1));
-    }
-    return r.fields[col];
+  [[nodiscard]] const std::string& text(const CsvRow& r, std::size_t col) const { return r.fields[col]; }
+  // "line 3, column 57" (1-based, as an editor shows them).
+  [[nodiscard]] static std::string where(const CsvRow& r, std::size_t col) {
+    return "line " + std::to_string(r.line) + ", column " + std::to_string(col + 1);
   }
+  [[nodiscard]] static std::string where(const CsvRow& r) { return "line " + std::to_string(r.line); }
+  [[noreturn]] void fail(const CsvRow& r, std::size_t col, const std::string& message) const {
+    throw MeasurementError(path_, where(r, col), "\"" + shown(header_[col]) + "\": " + message);
+  }
+  // A finite decimal number.
   [[nodiscard]] double number(const CsvRow& r, std::size_t col) const {
     const std::string& s = text(r, col);
     double v = 0.0;
     const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     if (ec != std::errc() || end != s.data() + s.size() || !std::isfinite(v)) {
-      throw MeasurementError(path_, "line " + std::to_string(r.line),
-                             "column \"" + header_[col] + "\": expected a number, got \"" + s + "\"");
+      fail(r, col, "expected a number, got \"" + shown(s) + "\"");
     }
     return v;
   }
-  [[nodiscard]] std::int64_t integer(const CsvRow& r, std::size_t col) const {
-    const double v = number(r, col);
-    if (v != std::floor(v) || v < 1.0 || v > 9.0e15) {
-      throw MeasurementError(path_, "line " + std::to_string(r.line),
-                             "column \"" + header_[col] + "\": expected a positive integer, got \"" + text(r, col) + "\"");
+  // An integer in `range`: decimal digits, or an integral decimal such as "4096.0" (pandas writes
+  // integer columns so when another row lacks a value).
+  [[nodiscard]] std::int64_t integer(const CsvRow& r, std::size_t col, const IntRange& range) const {
+    const std::string& s = text(r, col);
+    std::int64_t i = 0;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), i);
+    if (ec == std::errc() && end == s.data() + s.size()) {
+      if (i >= range.min && i <= range.max) return i;
+    } else if (ec != std::errc::result_out_of_range) {
+      double v = 0.0;
+      const auto [dend, dec] = std::from_chars(s.data(), s.data() + s.size(), v);
+      // The bounds are below 2^53, so a double in range converts exactly.
+      if (dec == std::errc() && dend == s.data() + s.size() && v == std::floor(v) &&
+          v >= static_cast<double>(range.min) && v <= static_cast<double>(range.max)) {
+        return static_cast<std::int64_t>(v);
+      }
     }
-    return static_cast<std::int64_t>(v);
+    fail(r, col, "expected " + range_text(range) + ", got \"" + shown(s) + "\"");
   }
-  [[nodiscard]] double positive_ms(const CsvRow& r, std::size_t col) const {
-    const double v = number(r, col);
-    if (!(v > 0.0)) {
-      throw MeasurementError(path_, "line " + std::to_string(r.line),
-                             "column \"" + header_[col] + "\": a time must be > 0, got \"" + text(r, col) + "\"");
+  // The columns among `names` that the table has (the optional ones a format defines).
+  [[nodiscard]] std::vector<std::size_t> present(const std::vector<std::string>& names) const {
+    std::vector<std::size_t> cols;
+    for (const auto& n : names) {
+      if (const auto it = columns_.find(n); it != columns_.end()) cols.push_back(it->second);
     }
-    return v * 1e-3;
+    return cols;
   }
-  [[nodiscard]] std::string where(const CsvRow& r) const { return "line " + std::to_string(r.line); }
+  // Cells no fit uses must still be what their column says: finite numbers >= 0 (statistics of
+  // times, indices), so that a corrupted file is not half read.
+  void check_non_negative(const CsvRow& r, const std::vector<std::size_t>& cols) const {
+    for (const std::size_t col : cols) {
+      if (!(number(r, col) >= 0.0)) fail(r, col, "expected a number >= 0, got \"" + shown(text(r, col)) + "\"");
+    }
+  }
+  // A time in milliseconds, returned in seconds, within [kMinSeconds, kMaxSeconds].
+  [[nodiscard]] double seconds_from_ms(const CsvRow& r, std::size_t col) const {
+    const double s = number(r, col) * 1e-3;
+    if (!(s >= kMinSeconds && s <= kMaxSeconds)) {
+      fail(r, col, "expected a time > 0 between 1 ns and 1 hour (1e-06 to 3.6e+06 ms), got \"" + shown(text(r, col)) +
+                       "\" ms");
+    }
+    return s;
+  }
 
  private:
   std::string path_;
@@ -160,6 +291,11 @@ class CsvTable {
   std::vector<CsvRow> rows_;
   std::map<std::string, std::size_t> columns_;
 };
+
+// time_stats.<op>.<stat> for each of Vidur's statistics.
+void add_time_stats(std::vector<std::string>& columns, const std::string& op) {
+  for (const char* stat : {"min", "max", "mean", "median", "std"}) columns.push_back("time_stats." + op + "." + stat);
+}
 
 // The GPU a Vidur file was measured on: the `<gpu>` of compute_<gpu>_... or network_<gpu>_dgx_...
 std::string vidur_gpu(const std::string& path, const std::string& prefix) {
@@ -178,6 +314,18 @@ bool gpu_matches(const std::string& gpu, const ReadOptions& o) {
 
 void read_vidur_compute(const CsvTable& t, MeasurementInput& in, MeasurementSet& out, const ReadOptions& o) {
   in.format = "vidur-compute";
+  // The columns of microsoft/vidur's mlp.csv (@ 7d47513): five statistics of each operator's
+  // time, then the model and the point.
+  std::vector<std::string> known;
+  for (const char* op : {"emb", "input_layernorm", "attn_pre_proj", "attn_rope", "attn_post_proj",
+                         "post_attention_layernorm", "mlp_up_proj", "mlp_act", "mlp_down_proj", "add"}) {
+    add_time_stats(known, op);
+  }
+  for (const char* c : {"n_head", "n_kv_head", "n_embd", "n_expanded_embd", "vocab_size", "use_gated_mlp", "num_tokens",
+                        "num_tensor_parallel_workers"}) {
+    known.emplace_back(c);
+  }
+  t.require_known(known, "Vidur compute");
   in.gpu = vidur_gpu(in.path, "compute_");
   in.date = "not recorded (microsoft/vidur profiling data)";
   in.environment = "PyTorch profiler kernel times, fp16; Vidur records no driver or CUDA version";
@@ -199,36 +347,55 @@ void read_vidur_compute(const CsvTable& t, MeasurementInput& in, MeasurementSet&
                       {"mlp_down_proj", t.column("time_stats.mlp_down_proj.median")}};
   const Op norms[] = {{"input_layernorm", t.column("time_stats.input_layernorm.median")},
                       {"post_attention_layernorm", t.column("time_stats.post_attention_layernorm.median")}};
+  std::vector<std::string> statistics;
+  for (const auto& c : known) {
+    // The medians fitted are checked as times; every other statistic as a number.
+    const auto is_median = [&c](const Op& op) { return c == std::string("time_stats.") + op.name + ".median"; };
+    const bool fitted = std::any_of(std::begin(gemms), std::end(gemms), is_median) ||
+                        std::any_of(std::begin(norms), std::end(norms), is_median);
+    if (!fitted && (c.rfind("time_stats.", 0) == 0 || c == "vocab_size")) statistics.push_back(c);
+  }
+  const std::vector<std::size_t> other_numbers = t.present(statistics);
   for (const CsvRow& r : t.rows()) {
-    const std::int64_t m = t.integer(r, c_tokens);
-    const std::int64_t tp = t.integer(r, c_tp);
-    const std::int64_t embd = t.integer(r, c_embd);
-    const std::int64_t ffn = t.integer(r, c_ffn);
-    const std::int64_t heads = t.integer(r, c_heads);
-    const std::int64_t kv = t.integer(r, c_kv);
+    t.check_non_negative(r, other_numbers);
+    const std::int64_t m = t.integer(r, c_tokens, kTokens);
+    const std::int64_t tp = t.integer(r, c_tp, kGpus);
+    const std::int64_t embd = t.integer(r, c_embd, kFeatures);
+    const std::int64_t ffn = t.integer(r, c_ffn, kFeatures);
+    const std::int64_t heads = t.integer(r, c_heads, kHeads);
+    const std::int64_t kv = t.integer(r, c_kv, kHeads);
     const std::string gated = lower(t.text(r, c_gated));
     if (gated != "true" && gated != "false") {
-      throw MeasurementError(in.path, t.where(r), "column \"use_gated_mlp\": expected True or False, got \"" +
-                                                      t.text(r, c_gated) + "\"");
+      t.fail(r, c_gated, "expected True or False, got \"" + shown(t.text(r, c_gated)) + "\"");
     }
-    if (embd % heads != 0 || heads % tp != 0 || kv % tp != 0 || ffn % tp != 0) {
-      throw MeasurementError(in.path, t.where(r), "the model's sizes do not divide by its heads or by TP " + std::to_string(tp));
+    // Grouped-query attention: the query heads split evenly over the KV heads.
+    if (embd % heads != 0 || heads % kv != 0 || heads % tp != 0 || kv % tp != 0 || ffn % tp != 0) {
+      throw MeasurementError(in.path, t.where(r),
+                             "the model's sizes (n_embd " + std::to_string(embd) + ", n_head " + std::to_string(heads) +
+                                 ", n_kv_head " + std::to_string(kv) + ", n_expanded_embd " + std::to_string(ffn) +
+                                 ") do not divide by its heads, its KV heads or by TP " + std::to_string(tp));
     }
     const std::int64_t head_dim = embd / heads;
     // Y[m x n] = X[m x k] W[k x n] with the column-parallel (QKV, up) and row-parallel (O, down)
-    // split of Megatron-style tensor parallelism.
-    const std::int64_t shapes[4][2] = {{(heads + 2 * kv) * head_dim / tp, embd},
-                                       {embd, heads * head_dim / tp},
-                                       {(gated == "true" ? 2 : 1) * ffn / tp, embd},
+    // split of Megatron-style tensor parallelism. The bounds keep these products far below 2^63;
+    // they are checked all the same, so that a change of bound cannot make them overflow.
+    const auto product = [&](std::int64_t a, std::int64_t b) {
+      const auto p = checked_product(a, b);
+      if (!p) throw MeasurementError(in.path, t.where(r), "the model's sizes overflow a 64-bit integer");
+      return *p;
+    };
+    const std::int64_t shapes[4][2] = {{product(heads + 2 * kv, head_dim) / tp, embd},
+                                       {embd, product(heads, head_dim) / tp},
+                                       {product(gated == "true" ? 2 : 1, ffn) / tp, embd},
                                        {embd, ffn / tp}};
     for (int g = 0; g < 4; ++g) {
-      out.gemm.push_back({GemmShape{m, shapes[g][0], shapes[g][1], DType::fp16}, t.positive_ms(r, gemms[g].col)});
+      out.gemm.push_back({GemmShape{m, shapes[g][0], shapes[g][1], DType::fp16}, t.seconds_from_ms(r, gemms[g].col)});
       ++in.used["gemm"];
     }
     // Norms do not shard with TP: the same kernel is in every TP row; keep the TP = 1 rows.
     for (const Op& n : norms) {
       if (tp == 1) {
-        out.norm.push_back({NormShape{m, embd, DType::fp16, NormKind::rms}, t.positive_ms(r, n.col)});
+        out.norm.push_back({NormShape{m, embd, DType::fp16, NormKind::rms}, t.seconds_from_ms(r, n.col)});
         ++in.used["norm"];
       } else {
         ++in.skipped["norm rows with TP > 1 (the same kernel as TP 1)"];
@@ -239,18 +406,39 @@ void read_vidur_compute(const CsvTable& t, MeasurementInput& in, MeasurementSet&
 
 void read_vidur_network(const CsvTable& t, MeasurementInput& in, MeasurementSet& out, const ReadOptions& o) {
   in.format = "vidur-network";
+  const bool allreduce = t.has("time_stats.all_reduce.median");
+  const std::string op = allreduce ? "all_reduce" : "send_recv";
+  // The columns of microsoft/vidur's network tables (@ 7d47513): the pandas index (no name), the
+  // five statistics of one collective's time, then the point.
+  std::vector<std::string> known{""};
+  add_time_stats(known, op);
+  for (const char* c : {"rank", "num_workers", "size", "collective", "devices_per_node", "max_devices_per_node"}) {
+    known.emplace_back(c);
+  }
+  t.require_known(known, "Vidur " + op);
   in.gpu = vidur_gpu(in.path, "network_");
   in.date = "not recorded (microsoft/vidur profiling data)";
   in.environment = "NCCL kernel times from the PyTorch profiler; Vidur records no NCCL or driver version";
   if (!gpu_matches(in.gpu, o)) return;
-  const bool allreduce = t.has("time_stats.all_reduce.median");
-  const std::size_t c_time = t.column(allreduce ? "time_stats.all_reduce.median" : "time_stats.send_recv.median");
+  const std::size_t c_time = t.column("time_stats." + op + ".median");
   const std::size_t c_workers = t.column("num_workers");
   const std::size_t c_size = t.column("size");
   const std::size_t c_dpn = t.column("devices_per_node");
+  const std::size_t c_collective = t.column("collective");
+  std::vector<std::string> statistics{"", "rank", "max_devices_per_node"};
+  add_time_stats(statistics, op);
+  std::erase(statistics, "time_stats." + op + ".median");  // the time fitted, checked as one
+  const std::vector<std::size_t> other_numbers = t.present(statistics);
   for (const CsvRow& r : t.rows()) {
-    const std::int64_t workers = t.integer(r, c_workers);
-    const std::int64_t per_node = t.integer(r, c_dpn);
+    t.check_non_negative(r, other_numbers);
+    if (t.text(r, c_collective) != op) {
+      t.fail(r, c_collective, "expected " + op + " (the table's time column), got \"" + shown(t.text(r, c_collective)) + "\"");
+    }
+    const std::int64_t workers = t.integer(r, c_workers, kCollectiveGpus);
+    const std::int64_t per_node = t.integer(r, c_dpn, kGpus);
+    const std::int64_t bytes = t.integer(r, c_size, kBytes);
+    const double seconds = t.seconds_from_ms(r, c_time);
+    if (!allreduce && workers != 2) t.fail(r, c_workers, "a send_recv row must have 2 workers");
     if (per_node != workers) {
       ++in.skipped["rows spanning nodes (the fit covers one node)"];
       continue;
@@ -259,12 +447,11 @@ void read_vidur_network(const CsvTable& t, MeasurementInput& in, MeasurementSet&
       ++in.skipped["rows over more GPUs than a node of the base hardware"];
       continue;
     }
-    const CollectivePoint p{static_cast<int>(workers), static_cast<double>(t.integer(r, c_size)), t.positive_ms(r, c_time)};
+    const CollectivePoint p{static_cast<int>(workers), static_cast<double>(bytes), seconds};
     if (allreduce) {
       out.allreduce.push_back(p);
       ++in.used["allreduce"];
     } else {
-      if (workers != 2) throw MeasurementError(in.path, t.where(r), "a send_recv row must have num_workers 2");
       out.p2p.push_back(p);
       ++in.used["p2p"];
     }
@@ -274,6 +461,11 @@ void read_vidur_network(const CsvTable& t, MeasurementInput& in, MeasurementSet&
 // {"M": 4096, "dtype": "torch.float32", "eps": 1e-06} -> M and the dtype.
 void read_liger_norm(const CsvTable& t, MeasurementInput& in, MeasurementSet& out, const ReadOptions& o) {
   in.format = "liger-norm";
+  // The columns of linkedin/Liger-Kernel's benchmark/data/all_benchmark_data.csv (@ ead96b6).
+  t.require_known({"kernel_name", "kernel_provider", "kernel_operation_mode", "metric_name", "metric_unit", "x_name",
+                   "x_label", "x_value", "y_value_50", "y_value_20", "y_value_80", "extra_benchmark_config_str",
+                   "gpu_name", "timestamp", "liger_version"},
+                  "Liger-Kernel benchmark");
   const std::size_t c_kernel = t.column("kernel_name");
   const std::size_t c_provider = t.column("kernel_provider");
   const std::size_t c_mode = t.column("kernel_operation_mode");
@@ -288,7 +480,9 @@ void read_liger_norm(const CsvTable& t, MeasurementInput& in, MeasurementSet& ou
   std::set<std::string> dates;
   std::set<std::string> versions;
   std::set<std::string> gpus;
+  const std::vector<std::size_t> other_numbers = t.present({"y_value_20", "y_value_80"});
   for (const CsvRow& r : t.rows()) {
+    t.check_non_negative(r, other_numbers);
     const std::string& kernel = t.text(r, c_kernel);
     if (!gpu_matches(t.text(r, c_gpu), o)) {
       ++in.skipped["rows of another GPU"];
@@ -302,20 +496,20 @@ void read_liger_norm(const CsvTable& t, MeasurementInput& in, MeasurementSet& ou
       ++in.skipped["other providers, backward passes and memory rows"];
       continue;
     }
-    if (t.text(r, c_unit) != "ms") {
-      throw MeasurementError(in.path, t.where(r), "column \"metric_unit\": expected ms, got \"" + t.text(r, c_unit) + "\"");
-    }
+    if (t.text(r, c_unit) != "ms") t.fail(r, c_unit, "expected ms, got \"" + shown(t.text(r, c_unit)) + "\"");
     nlohmann::json extra;
     try {
-      extra = nlohmann::json::parse(t.text(r, c_extra));
-    } catch (const nlohmann::json::exception& e) {
-      throw MeasurementError(in.path, t.where(r), "column \"extra_benchmark_config_str\" is not JSON: " + std::string(e.what()));
+      extra = parse_json_text(t.text(r, c_extra), in.path);
+    } catch (const ConfigError& e) {
+      t.fail(r, c_extra, "not JSON: " + e.message());
     }
-    const auto m = extra.find("M");
-    const auto dt = extra.find("dtype");
-    if (m == extra.end() || !m->is_number_integer() || m->get<std::int64_t>() < 1 || dt == extra.end() || !dt->is_string()) {
-      throw MeasurementError(in.path, t.where(r), "extra_benchmark_config_str needs an integer \"M\" >= 1 and a \"dtype\"");
+    const auto m = extra.is_object() ? extra.find("M") : extra.end();
+    const auto dt = extra.is_object() ? extra.find("dtype") : extra.end();
+    if (m == extra.end() || !m->is_number_unsigned() || m->get<std::uint64_t>() < static_cast<std::uint64_t>(kTokens.min) ||
+        m->get<std::uint64_t>() > static_cast<std::uint64_t>(kTokens.max) || dt == extra.end() || !dt->is_string()) {
+      t.fail(r, c_extra, "expected an object with \"M\", " + range_text(kTokens) + ", and a \"dtype\" string");
     }
+    const auto tokens = static_cast<std::int64_t>(m->get<std::uint64_t>());
     const std::string torch_dtype = dt->get<std::string>();
     DType dtype = DType::fp32;
     if (torch_dtype == "torch.float32") {
@@ -325,11 +519,12 @@ void read_liger_norm(const CsvTable& t, MeasurementInput& in, MeasurementSet& ou
     } else if (torch_dtype == "torch.float16") {
       dtype = DType::fp16;
     } else {
-      throw MeasurementError(in.path, t.where(r), "unknown dtype \"" + torch_dtype + "\"");
+      t.fail(r, c_extra, "unknown dtype \"" + shown(torch_dtype) + "\" (expected torch.float32, torch.bfloat16 or "
+                         "torch.float16)");
     }
-    const NormShape shape{m->get<std::int64_t>(), t.integer(r, c_x), dtype,
+    const NormShape shape{tokens, t.integer(r, c_x, kFeatures), dtype,
                           kernel == "rms_norm" ? NormKind::rms : NormKind::layer};
-    out.norm.push_back({shape, t.positive_ms(r, c_y)});
+    out.norm.push_back({shape, t.seconds_from_ms(r, c_y)});
     ++in.used["norm"];
     gpus.insert(t.text(r, c_gpu));
     dates.insert(t.text(r, c_time));
@@ -348,7 +543,23 @@ void read_liger_norm(const CsvTable& t, MeasurementInput& in, MeasurementSet& ou
   in.environment = "triton do_bench median (CUDA events); Liger-Kernel " + join(versions);
 }
 
-// --- ess-bench JSON -----------------------------------------------------------------------------
+// --- ess-bench JSON (kernels/README.md, "The measurements JSON") --------------------------------
+
+// Every key of `j` must be one of `known` (the schema's keys at `pointer`).
+void require_known_keys(const nlohmann::json& j, const std::vector<std::string>& known, const std::string& path,
+                        const std::string& pointer) {
+  for (const auto& [key, value] : j.items()) {
+    if (std::find(known.begin(), known.end(), key) == known.end()) {
+      throw MeasurementError(path, pointer_append(pointer, key),
+                             "unknown key \"" + shown(key) + "\"" + did_you_mean(key, known) + " (expected " +
+                                 quoted_list(known) + ")");
+    }
+  }
+}
+
+// The keys of the statistics objects `stats` and `alone`.
+const std::vector<std::string> kStatsKeys = {"repetitions", "median_s", "mean_s", "min_s",
+                                             "max_s",       "p10_s",    "p90_s",  "std_s"};
 
 class SampleReader {
  public:
@@ -359,30 +570,40 @@ class SampleReader {
     if (it == j_.end()) fail(key, "missing");
     return *it;
   }
-  [[nodiscard]] std::int64_t integer(const std::string& key, std::int64_t min) const {
+  // A JSON integer in `range` (a float such as 8.0 is not one: the writer prints integers as such).
+  [[nodiscard]] std::int64_t integer(const std::string& key, const IntRange& range) const {
     const auto& v = field(key);
-    if (!v.is_number_integer() || v.get<std::int64_t>() < min) {
-      fail(key, "expected an integer >= " + std::to_string(min) + ", got " + v.dump());
+    if (v.is_number_unsigned()) {
+      const auto u = v.get<std::uint64_t>();
+      if (u <= static_cast<std::uint64_t>(range.max) && static_cast<std::int64_t>(u) >= range.min) {
+        return static_cast<std::int64_t>(u);
+      }
+    } else if (v.is_number_integer()) {
+      const auto i = v.get<std::int64_t>();
+      if (i >= range.min && i <= range.max) return i;
     }
-    return v.get<std::int64_t>();
+    fail(key, "expected " + range_text(range) + ", got " + shown_json(v));
   }
   [[nodiscard]] std::string text(const std::string& key, const std::vector<std::string>& allowed) const {
     const auto& v = field(key);
-    if (!v.is_string()) fail(key, "expected a string, got " + v.dump());
+    if (!v.is_string()) fail(key, "expected a string, got " + shown_json(v));
     const std::string s = v.get<std::string>();
     if (std::find(allowed.begin(), allowed.end(), s) == allowed.end()) {
       std::string list;
       for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-      fail(key, "unknown value \"" + s + "\"" + did_you_mean(s, allowed) + " (expected one of " + list + ")");
+      fail(key, "unknown value \"" + shown(s) + "\"" + did_you_mean(s, allowed) + " (expected one of " + list + ")");
     }
     return s;
   }
-  // stats.median_s (or another stats object's) in seconds, > 0.
+  // stats.median_s (or another statistics object's) in seconds, within [kMinSeconds, kMaxSeconds].
   [[nodiscard]] double median(const std::string& key = "stats") const {
     const auto& st = field(key);
-    const auto it = st.is_object() ? st.find("median_s") : st.end();
-    if (it == st.end() || !it->is_number() || !(it->get<double>() > 0.0) || !std::isfinite(it->get<double>())) {
-      fail(key + "/median_s", "expected a time in seconds > 0");
+    if (!st.is_object()) fail(key, "expected an object with \"median_s\", got " + shown_json(st));
+    require_known_keys(st, kStatsKeys, path_, pointer_append(pointer_, key));
+    const auto it = st.find("median_s");
+    if (it == st.end() || !it->is_number() || !(it->get<double>() >= kMinSeconds && it->get<double>() <= kMaxSeconds)) {
+      fail(key + "/median_s", "expected a time in seconds > 0 between 1e-09 (1 ns) and 3600 (1 hour), got " +
+                                  (it == st.end() ? std::string("nothing") : shown_json(*it)));
     }
     return it->get<double>();
   }
@@ -401,14 +622,48 @@ DType read_dtype(const SampleReader& s) {
   return *parse_dtype(d);
 }
 
+// The keys of each sample kind (kernels/README.md, "samples").
+const std::map<std::string, std::vector<std::string>>& sample_keys() {
+  static const std::map<std::string, std::vector<std::string>> keys = {
+      {"gemm", {"kind", "m", "n", "k", "dtype", "stats"}},
+      {"norm", {"kind", "norm", "tokens", "hidden", "dtype", "stats"}},
+      {"copy", {"kind", "direction", "host_memory", "bytes", "stats"}},
+      {"gather", {"kind", "direction", "method", "rows", "row_bytes", "calls", "stats"}},
+      {"gather_interference", {"kind", "m", "n", "k", "dtype", "rows", "row_bytes", "alone", "stats"}},
+      {"d2d", {"kind", "bytes", "stats"}},
+      {"p2p", {"kind", "src", "dst", "bytes", "stats"}},
+      {"allreduce", {"kind", "gpus", "bytes", "dtype", "stats"}},
+      {"alltoall", {"kind", "gpus", "bytes", "dtype", "stats"}}};
+  return keys;
+}
+
+// rows x row_bytes of a gather, checked.
+double gather_bytes(const SampleReader& s) {
+  const std::int64_t rows = s.integer("rows", kRows);
+  const std::int64_t row_bytes = s.integer("row_bytes", kBytes);
+  const auto bytes = checked_product(rows, row_bytes);
+  if (!bytes || *bytes > kBytes.max) {
+    s.fail("rows", "rows x row_bytes (" + std::to_string(rows) + " x " + std::to_string(row_bytes) + ") is more than " +
+                       std::to_string(kBytes.max) + " bytes (1 TiB)");
+  }
+  return static_cast<double>(*bytes);
+}
+
 void read_ess_bench(const nlohmann::json& doc, MeasurementInput& in, MeasurementSet& out, const ReadOptions& o) {
   in.format = "ess-bench";
+  require_known_keys(doc, {"schema", "environment", "samples"}, in.path, "");
   const auto env = doc.find("environment");
   if (env == doc.end() || !env->is_object()) throw MeasurementError(in.path, "/environment", "missing (an object)");
+  require_known_keys(*env,
+                     {"tool", "date", "host", "gpu", "gpu_count", "compute_capability", "sm_count", "memory_bytes",
+                      "l2_bytes", "clocks", "driver", "cuda_driver_api", "cuda_runtime", "cublas", "nccl", "method"},
+                     in.path, "/environment");
   const auto str = [&](const char* key) -> std::string {
     const auto it = env->find(key);
     if (it == env->end() || it->is_null()) return "not recorded";
-    if (!it->is_string()) throw MeasurementError(in.path, std::string("/environment/") + key, "expected a string");
+    if (!it->is_string()) {
+      throw MeasurementError(in.path, std::string("/environment/") + key, "expected a string, got " + shown_json(*it));
+    }
     return it->get<std::string>();
   };
   in.gpu = str("gpu");
@@ -424,18 +679,24 @@ void read_ess_bench(const nlohmann::json& doc, MeasurementInput& in, Measurement
   for (std::size_t i = 0; i < samples->size(); ++i) {
     const nlohmann::json& j = (*samples)[i];
     const std::string pointer = "/samples/" + std::to_string(i);
-    if (!j.is_object()) throw MeasurementError(in.path, pointer, "expected an object");
+    if (!j.is_object()) throw MeasurementError(in.path, pointer, "expected an object, got " + shown_json(j));
     const SampleReader s(j, in.path, pointer);
     const std::string kind = s.text("kind", kinds);
+    require_known_keys(j, sample_keys().at(kind), in.path, pointer);
+    std::string model = kind;
     if (kind == "gemm") {
-      out.gemm.push_back({GemmShape{s.integer("m", 1), s.integer("n", 1), s.integer("k", 1), read_dtype(s)}, s.median()});
+      out.gemm.push_back({GemmShape{s.integer("m", kTokens), s.integer("n", kFeatures), s.integer("k", kFeatures),
+                                    read_dtype(s)},
+                          s.median()});
     } else if (kind == "norm") {
       const auto norm = parse_norm_kind(s.text("norm", {"rms", "layer"}));
-      out.norm.push_back({NormShape{s.integer("tokens", 1), s.integer("hidden", 1), read_dtype(s), *norm}, s.median()});
+      out.norm.push_back(
+          {NormShape{s.integer("tokens", kTokens), s.integer("hidden", kFeatures), read_dtype(s), *norm}, s.median()});
     } else if (kind == "copy") {
       const std::string dir = s.text("direction", {"h2d", "d2h", "bidirectional"});
       const std::string mem = s.text("host_memory", {"pinned", "pageable"});
-      const auto bytes = static_cast<double>(s.integer("bytes", 1));
+      const auto bytes = static_cast<double>(s.integer("bytes", kBytes));
+      const double seconds = s.median();
       if (mem != "pinned") {
         ++in.skipped["pageable copies (ESS uses pinned memory; reported, not modelled)"];
         continue;
@@ -444,33 +705,56 @@ void read_ess_bench(const nlohmann::json& doc, MeasurementInput& in, Measurement
         ++in.skipped["bidirectional copies (the event simulation shares the link; not fitted)"];
         continue;
       }
-      out.copy.push_back({*parse_copy_direction(dir), bytes, 1, s.median()});
+      out.copy.push_back({*parse_copy_direction(dir), bytes, 1, seconds});
     } else if (kind == "gather") {
       const auto dir = *parse_copy_direction(s.text("direction", {"h2d", "d2h"}));
       const std::string method = s.text("method", {"per_row", "per_run", "uva_kernel"});
-      const auto bytes = static_cast<double>(s.integer("rows", 1) * s.integer("row_bytes", 1));
+      const double bytes = gather_bytes(s);
+      const std::int64_t rows = s.integer("rows", kRows);
+      const std::int64_t calls = s.integer("calls", kCalls);
+      // kernels/README.md: one call per row, one per run of adjacent rows, or none (a kernel).
+      if (method == "per_row" ? calls != rows : method == "per_run" ? (calls < 1 || calls > rows) : calls != 0) {
+        s.fail("calls", "a " + method + " gather of " + std::to_string(rows) + " rows makes " +
+                            (method == "per_row" ? std::to_string(rows) : method == "per_run" ? "1 to " + std::to_string(rows) : "0") +
+                            " copy calls, got " + std::to_string(calls));
+      }
       if (method == "uva_kernel") {
         out.gather.push_back({dir, bytes, s.median()});
+        model = "gather";
       } else {
-        out.copy.push_back({dir, bytes, s.integer("calls", 1), s.median()});
+        out.copy.push_back({dir, bytes, calls, s.median()});
+        model = "copy";
       }
     } else if (kind == "gather_interference") {
+      // The GEMM and the gather beside it are described for the record; only the times are fitted.
+      (void)s.integer("m", kTokens);
+      (void)s.integer("n", kFeatures);
+      (void)s.integer("k", kFeatures);
+      (void)read_dtype(s);
+      (void)gather_bytes(s);
       out.interference.push_back({s.median("alone"), s.median()});
+      model = "interference";
     } else if (kind == "d2d") {
+      (void)s.integer("bytes", kBytes);
+      (void)s.median();
       ++in.skipped["device-to-device copies (reported by ess-bench, no model uses them)"];
       continue;
     } else {
-      // A peer copy is between two GPUs (the sample names them as src and dst).
-      const int gpus = kind == "p2p" ? 2 : static_cast<int>(s.integer("gpus", 2));
-      const CollectivePoint p{gpus, static_cast<double>(s.integer("bytes", 1)), s.median()};
+      int gpus = 2;  // a peer copy is between two GPUs (the sample names them as src and dst)
+      if (kind == "p2p") {
+        if (s.integer("src", kDeviceIndex) == s.integer("dst", kDeviceIndex)) s.fail("dst", "a peer copy needs two GPUs (src != dst)");
+      } else {
+        gpus = static_cast<int>(s.integer("gpus", kCollectiveGpus));
+        (void)read_dtype(s);
+      }
+      const CollectivePoint p{gpus, static_cast<double>(s.integer("bytes", kBytes)), s.median()};
       if (p.gpus > o.gpus_per_node) {
         ++in.skipped["collectives over more GPUs than a node of the base hardware"];
         continue;
       }
       (kind == "p2p" ? out.p2p : kind == "allreduce" ? out.allreduce : out.alltoall).push_back(p);
     }
-    ++in.used[kind == "gather" ? (j.value("method", "") == "uva_kernel" ? "gather" : "copy") :
-              kind == "gather_interference" ? "interference" : kind];
+    ++in.used[model];
   }
 }
 
@@ -528,67 +812,66 @@ std::size_t merge_all(MeasurementSet& s) {
   return merged;
 }
 
-}  // namespace
-
-MeasurementSet read_measurements(const std::vector<std::string>& paths, const ReadOptions& options) {
-  if (paths.empty()) throw MeasurementError("calibrate", "", "no measurement files given");
-  MeasurementSet set;
-  for (const std::string& path : paths) {
-    const std::string text = read_file(path);
-    MeasurementInput in;
-    in.path = path;
-    in.sha256 = sha256_hex(text);
-    const auto first = text.find_first_not_of(" \t\r\n");
-    if (first == std::string::npos) throw MeasurementError(path, "", "the file is empty");
-    MeasurementSet part;
-    if (text[first] == '{') {
-      nlohmann::json doc;
-      try {
-        doc = nlohmann::json::parse(text);
-      } catch (const nlohmann::json::parse_error& e) {
-        throw MeasurementError(path, "byte " + std::to_string(e.byte), "not valid JSON: " + std::string(e.what()));
-      }
-      const auto schema = doc.find("schema");
-      if (schema == doc.end() || *schema != "ess-sim/measurements/v1") {
-        throw MeasurementError(path, "/schema", "not an ess-bench measurements file (expected \"schema\": "
-                                                "\"ess-sim/measurements/v1\"; see calibration/README.md)");
-      }
-      read_ess_bench(doc, in, part, options);
+// Reads one file's text into `set` (its points appended, its input recorded).
+void read_one(std::string_view text, const std::string& path, const ReadOptions& options, MeasurementSet& set) {
+  MeasurementInput in;
+  in.path = path;
+  in.sha256 = sha256_hex(text);
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos) throw MeasurementError(path, "", "the file is empty");
+  MeasurementSet part;
+  if (text[first] == '{') {
+    nlohmann::json doc;
+    try {
+      // Duplicate keys, nesting deeper than kMaxJsonDepth and numbers beyond a double are errors.
+      doc = parse_json_text(text, path);
+    } catch (const ConfigError& e) {
+      throw MeasurementError(path, e.pointer(), e.message());
+    }
+    const auto schema = doc.find("schema");
+    if (schema == doc.end() || *schema != "ess-sim/measurements/v1") {
+      throw MeasurementError(path, "/schema", "not an ess-bench measurements file (expected \"schema\": "
+                                              "\"ess-sim/measurements/v1\"; see calibration/README.md)");
+    }
+    read_ess_bench(doc, in, part, options);
+  } else {
+    std::vector<CsvRow> rows = parse_csv(text, path);
+    if (rows.size() < 2) throw MeasurementError(path, "", "a CSV table needs a header and at least one row");
+    const CsvTable t(std::move(rows), path);
+    if (t.has("time_stats.attn_pre_proj.median")) {
+      read_vidur_compute(t, in, part, options);
+    } else if (t.has("time_stats.all_reduce.median") || t.has("time_stats.send_recv.median")) {
+      read_vidur_network(t, in, part, options);
+    } else if (t.has("kernel_name") && t.has("y_value_50")) {
+      read_liger_norm(t, in, part, options);
     } else {
-      std::vector<CsvRow> rows = parse_csv(text, path);
-      if (rows.size() < 2) throw MeasurementError(path, "", "a CSV table needs a header and at least one row");
-      const CsvTable t(std::move(rows), path);
-      if (t.has("time_stats.attn_pre_proj.median")) {
-        read_vidur_compute(t, in, part, options);
-      } else if (t.has("time_stats.all_reduce.median") || t.has("time_stats.send_recv.median")) {
-        read_vidur_network(t, in, part, options);
-      } else if (t.has("kernel_name") && t.has("y_value_50")) {
-        read_liger_norm(t, in, part, options);
-      } else {
-        throw MeasurementError(path, "line 1",
-                               "unrecognised table: expected ess-bench JSON, a Vidur compute or network CSV, or the "
-                               "Liger-Kernel benchmark CSV (see calibration/README.md)");
-      }
+      throw MeasurementError(path, "line 1",
+                             "unrecognised table: expected ess-bench JSON, a Vidur compute or network CSV, or the "
+                             "Liger-Kernel benchmark CSV (see calibration/README.md)");
     }
-    std::size_t used = 0;
-    for (const auto& [model, n] : in.used) used += n;
-    if (used == 0) {
-      throw MeasurementError(path, "", "no usable measurement" +
-                                           (options.gpu.empty() ? std::string()
-                                                                : " for GPU \"" + options.gpu + "\" (this file: " +
-                                                                      (in.gpu.empty() ? "other GPUs" : in.gpu) + ")"));
-    }
-    const auto append = [](auto& to, auto& from) { to.insert(to.end(), from.begin(), from.end()); };
-    append(set.gemm, part.gemm);
-    append(set.norm, part.norm);
-    append(set.copy, part.copy);
-    append(set.gather, part.gather);
-    append(set.interference, part.interference);
-    append(set.allreduce, part.allreduce);
-    append(set.alltoall, part.alltoall);
-    append(set.p2p, part.p2p);
-    set.inputs.push_back(std::move(in));
   }
+  std::size_t used = 0;
+  for (const auto& [model, n] : in.used) used += n;
+  if (used == 0) {
+    throw MeasurementError(path, "", "no usable measurement" +
+                                         (options.gpu.empty() ? std::string()
+                                                              : " for GPU \"" + options.gpu + "\" (this file: " +
+                                                                    (in.gpu.empty() ? "other GPUs" : in.gpu) + ")"));
+  }
+  const auto append = [](auto& to, auto& from) { to.insert(to.end(), from.begin(), from.end()); };
+  append(set.gemm, part.gemm);
+  append(set.norm, part.norm);
+  append(set.copy, part.copy);
+  append(set.gather, part.gather);
+  append(set.interference, part.interference);
+  append(set.allreduce, part.allreduce);
+  append(set.alltoall, part.alltoall);
+  append(set.p2p, part.p2p);
+  set.inputs.push_back(std::move(in));
+}
+
+// Checks that the inputs come from one GPU and merges repeated shapes.
+void finish(MeasurementSet& set, const ReadOptions& options) {
   if (options.gpu.empty()) {
     std::set<std::string> gpus;
     for (const auto& in : set.inputs) gpus.insert(in.gpu);
@@ -600,6 +883,22 @@ MeasurementSet read_measurements(const std::vector<std::string>& paths, const Re
     }
   }
   set.duplicates_merged = merge_all(set);
+}
+
+}  // namespace
+
+MeasurementSet read_measurements(const std::vector<std::string>& paths, const ReadOptions& options) {
+  if (paths.empty()) throw MeasurementError("calibrate", "", "no measurement files given");
+  MeasurementSet set;
+  for (const std::string& path : paths) read_one(read_file(path), path, options, set);
+  finish(set, options);
+  return set;
+}
+
+MeasurementSet read_measurement_text(std::string_view text, const std::string& origin, const ReadOptions& options) {
+  MeasurementSet set;
+  read_one(text, origin, options, set);
+  finish(set, options);
   return set;
 }
 

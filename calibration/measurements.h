@@ -18,6 +18,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "models/collective_fit.h"
@@ -71,8 +72,19 @@ struct ReadOptions {
 // Reads every file and pools the points. Exact duplicates (the same shape measured twice in one
 // file) are merged into one point whose time is the mean, so that no shape can sit in both the
 // training and the held-out fold of a cross-validation.
-// Throws MeasurementError on an unreadable or unrecognised file, a malformed row, a file with no
-// usable row for the chosen GPU, or (without options.gpu) rows from different GPUs.
+// Throws MeasurementError, naming the file and the line and column or JSON pointer, on an
+// unreadable or unrecognised file; malformed JSON (also duplicate keys, nesting deeper than 64
+// levels, numbers beyond a double); a CSV with duplicate or unknown columns or a row of another
+// width; a value of the wrong type or outside its physical range (times from 1 ns to 1 hour,
+// integers that fit and are within the bounds in measurements.cpp); a file with no usable row for
+// the chosen GPU; or (without options.gpu) rows from different GPUs. Never anything else on bad
+// input.
 [[nodiscard]] MeasurementSet read_measurements(const std::vector<std::string>& paths, const ReadOptions& options);
+
+// The same for one file's text: `origin` names it in errors and in the result, and for a Vidur
+// table carries the GPU in its file name (compute_<gpu>_... or network_<gpu>_dgx_...).
+// read_measurements reads each file and calls this; the fuzz targets call it directly.
+[[nodiscard]] MeasurementSet read_measurement_text(std::string_view text, const std::string& origin,
+                                                   const ReadOptions& options);
 
 }  // namespace ess

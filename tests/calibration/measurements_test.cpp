@@ -445,7 +445,7 @@ TEST_CASE("read_measurements: files that cannot be read or recognised", "[measur
   }
   SECTION("a missing file") {
     const std::string path = (dir.path() / "no-such.json").string();
-    check_error({path}, {path, "cannot open"});
+    check_error({path}, {path, "no such file"});
   }
   SECTION("a directory") {
     check_error({dir.path().string()}, {dir.path().string(), "is a directory"});
@@ -468,7 +468,8 @@ TEST_CASE("read_measurements: a malformed number names its line and column", "[m
   auto row = llama2_7b("8x", "1");
   const std::string path = write(dir, "compute_a100_x.csv", std::string(kVidurComputeHeader) + "\n" +
                                                               vidur_row(llama2_7b("8", "1")) + "\n" + vidur_row(row) + "\n");
-  check_error({path}, {path, "line 3", "column \"num_tokens\"", "expected a number, got \"8x\""});
+  // num_tokens is the 57th of Vidur's 58 columns.
+  check_error({path}, {path, "line 3, column 57", "\"num_tokens\"", "expected an integer", "got \"8x\""});
   // A time that is not positive.
   auto zero = llama2_7b("8", "1");
   zero["time_stats.mlp_up_proj.median"] = "0";
@@ -484,7 +485,7 @@ TEST_CASE("read_measurements: ess-bench JSON errors name the JSON pointer", "[me
   }
   SECTION("not JSON") {
     const std::string path = write(dir, "a.json", R"({"schema": )");
-    check_error({path}, {path, "not valid JSON"});
+    check_error({path}, {path, "invalid JSON at line 1, column 12"});
   }
   SECTION("an unknown sample kind, with a did-you-mean") {
     const std::string path = write(dir, "a.json", ess_bench("NVIDIA H200", R"({"kind": "gemmm", "stats": {"median_s": 1}})"));
@@ -553,4 +554,209 @@ TEST_CASE("read_measurements: repeated shapes are merged into their mean, within
   // 3 repeated GEMMs + 1 repeated P2P.
   CHECK(s.duplicates_merged == 4);
   CHECK(s.inputs.size() == 2);
+}
+
+// --- hostile input: every bad file is a MeasurementError naming where, never a crash, an internal
+// error or a silently accepted value (each case below was accepted, crashed or exited 3 before) ---
+
+namespace {
+
+// The Llama-2-7B TP 1 row with `changes` applied, as a whole Vidur compute file.
+std::string vidur_file(const std::map<std::string, std::string>& changes) {
+  auto row = llama2_7b("8", "1");
+  for (const auto& [k, v] : changes) row[k] = v;
+  return std::string(kVidurComputeHeader) + "\n" + vidur_row(row) + "\n";
+}
+
+// An ess-bench file with one sample.
+std::string one_sample(const std::string& sample) { return ess_bench("NVIDIA H200", sample); }
+
+}  // namespace
+
+TEST_CASE("hostile input: integers that overflow or do not fit are rejected, not wrapped", "[measurements][errors]") {
+  const ess::test::ScratchDir dir("ess-measurements");
+  SECTION("rows x row_bytes of a gather beyond int64 (was signed overflow)") {
+    const std::string path = write(dir, "a.json", one_sample(
+        R"({"kind": "gather", "direction": "h2d", "method": "uva_kernel", "rows": 1099511627776,
+            "row_bytes": 1099511627776, "calls": 0, "stats": {"median_s": 1e-3}})"));
+    // 2^40 rows are beyond the 2^32-row bound already; with rows in range the product is checked.
+    check_error({path}, {path, "/samples/0/rows", "expected an integer from 1 to 4294967296 (rows)"});
+    const std::string product = write(dir, "b.json", one_sample(
+        R"({"kind": "gather", "direction": "h2d", "method": "uva_kernel", "rows": 4294967296,
+            "row_bytes": 1099511627776, "calls": 0, "stats": {"median_s": 1e-3}})"));
+    check_error({product}, {product, "/samples/0/rows", "rows x row_bytes (4294967296 x 1099511627776)", "1 TiB"});
+  }
+  SECTION("a Vidur row whose (heads + 2 kv) x head_dim overflowed (was signed overflow)") {
+    // n_embd 2^52, n_head 2^26, n_kv_head 2^40: now each is outside its physical range.
+    const std::string path = write(dir, "compute_a100_x.csv", vidur_file({{"n_embd", "4503599627370496"},
+                                                                         {"n_head", "67108864"},
+                                                                         {"n_kv_head", "1099511627776"}}));
+    check_error({path}, {path, "line 2, column 53", "\"n_embd\"", "expected an integer from 1 to 4194304 (features)"});
+    const std::string heads = write(dir, "compute_a100_y.csv", vidur_file({{"n_head", "67108864"}}));
+    check_error({heads}, {heads, "line 2, column 51", "\"n_head\"", "from 1 to 65536 (heads)"});
+  }
+  SECTION("gpus = 2^32 + 2 is not read as 2 GPUs (was truncated to int)") {
+    const std::string path = write(dir, "a.json", one_sample(
+        R"({"kind": "allreduce", "gpus": 4294967298, "bytes": 1048576, "dtype": "bf16", "stats": {"median_s": 1e-4}})"));
+    check_error({path}, {path, "/samples/0/gpus", "expected an integer from 2 to 65536 (GPUs)", "4294967298"});
+    const std::string csv = write(dir, "network_a100_dgx_all_reduce.csv",
+        ",time_stats.all_reduce.min,time_stats.all_reduce.max,time_stats.all_reduce.mean,time_stats.all_reduce.median,"
+        "time_stats.all_reduce.std,rank,num_workers,size,collective,devices_per_node,max_devices_per_node\n"
+        "0,0.04,0.06,0.05,0.05,0.01,0,4294967298,1048576,all_reduce,4294967298,8\n");
+    check_error({csv}, {csv, "line 2, column 8", "\"num_workers\"", "from 2 to 65536 (GPUs)"});
+  }
+  SECTION("integers beyond uint64, negative or written as fractions") {
+    for (const char* m : {"18446744073709551616", "-1", "0", "1.5", "8.0", "\"8\"", "1e3"}) {
+      INFO(m);
+      const std::string path = write(dir, "a.json", one_sample(std::string(R"({"kind": "gemm", "m": )") + m +
+                                                               R"(, "n": 64, "k": 64, "dtype": "bf16", "stats": {"median_s": 1e-5}})"));
+      CHECK_THROWS_AS(read({path}), MeasurementError);
+    }
+  }
+  SECTION("a byte count above 1 TiB") {
+    const std::string path = write(dir, "a.json", one_sample(
+        R"({"kind": "copy", "direction": "h2d", "host_memory": "pinned", "bytes": 1099511627777, "stats": {"median_s": 1}})"));
+    check_error({path}, {path, "/samples/0/bytes", "from 1 to 1099511627776 (bytes)"});
+  }
+}
+
+TEST_CASE("hostile input: an integral decimal and the bounds themselves are accepted", "[measurements]") {
+  // The checks must not refuse real data: pandas writes "4096.0" for integer columns, and a value
+  // on a bound is inside it.
+  const ess::test::ScratchDir dir("ess-measurements");
+  const std::string path = write(dir, "compute_a100_x.csv", vidur_file({{"num_tokens", "4096.0"}}));
+  const auto s = read({path});
+  REQUIRE(s.gemm.size() == 4);
+  CHECK(s.gemm[0].shape.m == 4096);
+  const std::string edge = write(dir, "a.json", one_sample(
+      R"({"kind": "gemm", "m": 16777216, "n": 4194304, "k": 1, "dtype": "bf16", "stats": {"median_s": 3600}},
+         {"kind": "gemm", "m": 1, "n": 1, "k": 1, "dtype": "bf16", "stats": {"median_s": 1e-9}})"));
+  const auto e = read({edge});
+  REQUIRE(e.gemm.size() == 2);
+  CHECK(e.gemm[0].shape.m == 16777216);
+  CHECK(e.gemm[1].seconds == 1e-9);
+}
+
+TEST_CASE("hostile input: numbers beyond a double are a MeasurementError, not an internal error", "[measurements][errors]") {
+  const ess::test::ScratchDir dir("ess-measurements");
+  const std::string path = write(dir, "a.json", one_sample(
+      R"({"kind": "gemm", "m": 1, "n": 64, "k": 64, "dtype": "bf16", "stats": {"median_s": 1e400}})"));
+  check_error({path}, {path, "invalid JSON", "number overflow", "1e400"});
+  // Also inside the JSON cell of a Liger row.
+  std::string liger = kLiger;
+  const std::string cell = R"({""M"": 2048, ""dtype"": ""torch.bfloat16"", ""eps"": 1e-06})";
+  liger.replace(liger.find(cell), cell.size(), R"({""M"": 2048, ""dtype"": ""torch.bfloat16"", ""eps"": 1e400})");
+  const std::string csv = write(dir, "liger.csv", liger);
+  check_error({csv}, {csv, "line 2, column 12", "extra_benchmark_config_str", "not JSON", "number overflow"}, "A100");
+}
+
+TEST_CASE("hostile input: JSON with duplicate keys or deep nesting is refused", "[measurements][errors]") {
+  const ess::test::ScratchDir dir("ess-measurements");
+  const std::string dup = write(dir, "a.json", one_sample(
+      R"({"kind": "gemm", "m": 1, "m": 4096, "n": 64, "k": 64, "dtype": "bf16", "stats": {"median_s": 1e-5}})"));
+  check_error({dup}, {dup, "/samples/0/m", "duplicate key \"m\""});
+  const std::string deep = write(dir, "b.json", R"({"schema": "ess-sim/measurements/v1", "environment": {"gpu": "x", "method": )" +
+                                                    std::string(100, '[') + std::string(100, ']') + "}}");
+  check_error({deep}, {deep, "nested deeper than 64"});
+  std::string liger = kLiger;
+  const std::string cell = R"({""M"": 2048, ""dtype"": ""torch.bfloat16"", ""eps"": 1e-06})";
+  liger.replace(liger.find(cell), cell.size(), R"({""M"": 2048, ""M"": 8, ""dtype"": ""torch.bfloat16""})");
+  const std::string csv = write(dir, "liger.csv", liger);
+  check_error({csv}, {csv, "line 2", "duplicate key \"M\""}, "A100");
+}
+
+TEST_CASE("hostile input: times outside 1 ns to 1 hour are refused with their row and column", "[measurements][errors]") {
+  const ess::test::ScratchDir dir("ess-measurements");
+  // A 1e308 ms cell used to give a ruined profile and exit 0. time_stats.attn_pre_proj.median is
+  // column 14.
+  for (const char* ms : {"1e308", "3600001", "5e-7", "-1", "0"}) {
+    INFO(ms);
+    const std::string path = write(dir, "compute_a100_x.csv", vidur_file({{"time_stats.attn_pre_proj.median", ms}}));
+    check_error({path}, {path, "line 2, column 14", "\"time_stats.attn_pre_proj.median\"", "between 1 ns and 1 hour"});
+  }
+  // 2e-6 ms = 2 ns and 3.5e6 ms (58 minutes) are inside.
+  CHECK(read({write(dir, "compute_a100_y.csv", vidur_file({{"time_stats.attn_pre_proj.median", "2e-6"},
+                                                           {"time_stats.mlp_up_proj.median", "3.5e6"}}))})
+            .gemm.size() == 4);
+  for (const char* s : {"1e308", "3601", "9e-10", "1e-30"}) {
+    INFO(s);
+    const std::string path = write(dir, "a.json", one_sample(std::string(R"({"kind": "gemm", "m": 1, "n": 64, "k": 64, "dtype": "bf16", "stats": {"median_s": )") +
+                                                             s + "}}"));
+    check_error({path}, {path, "/samples/0/stats/median_s", "between 1e-09 (1 ns) and 3600 (1 hour)"});
+  }
+  // An unused statistic must still be a number.
+  const std::string junk = write(dir, "compute_a100_z.csv", vidur_file({{"time_stats.attn_rope.std", "nan"}}));
+  check_error({junk}, {junk, "line 2, column 20", "\"time_stats.attn_rope.std\"", "expected a number"});
+}
+
+TEST_CASE("hostile input: duplicate, unknown and missing CSV columns and rows of another width", "[measurements][errors]") {
+  const ess::test::ScratchDir dir("ess-measurements");
+  const std::string row = vidur_row(llama2_7b("8", "1"));
+  SECTION("a duplicate column") {
+    const std::string path = write(dir, "compute_a100_x.csv", std::string(kVidurComputeHeader) + ",num_tokens\n" + row + ",16\n");
+    check_error({path}, {path, "line 1, column 59", "duplicate column \"num_tokens\" (also column 57)"});
+  }
+  SECTION("an unknown column, with a did-you-mean") {
+    const std::string path = write(dir, "compute_a100_x.csv",
+                                   std::string(kVidurComputeHeader) + ",time_stats.attn_pre_proj.meadian\n" + row + ",1\n");
+    check_error({path}, {path, "line 1, column 59", "unknown column \"time_stats.attn_pre_proj.meadian\"",
+                         "Vidur compute", "did you mean \"time_stats.attn_pre_proj.median\"?"});
+    std::string liger = kLiger;
+    liger.replace(liger.find("liger_version"), 13, "liger_version,y_value_55");
+    const std::string csv = write(dir, "liger.csv", liger);
+    check_error({csv}, {csv, "line 1, column 16", "unknown column \"y_value_55\""}, "A100");
+  }
+  SECTION("a network table with both collectives' columns") {
+    const std::string path = write(dir, "network_a100_dgx_all_reduce.csv",
+        ",time_stats.all_reduce.min,time_stats.all_reduce.max,time_stats.all_reduce.mean,time_stats.all_reduce.median,"
+        "time_stats.all_reduce.std,rank,num_workers,size,collective,devices_per_node,max_devices_per_node,"
+        "time_stats.send_recv.median\n0,0.04,0.06,0.05,0.05,0.01,0,4,1048576,all_reduce,4,8,0.05\n");
+    check_error({path}, {path, "line 1, column 13", "unknown column \"time_stats.send_recv.median\"", "Vidur all_reduce"});
+  }
+  SECTION("a collective column that contradicts the time column") {
+    const std::string path = write(dir, "network_a100_dgx_all_reduce.csv",
+        ",time_stats.all_reduce.min,time_stats.all_reduce.max,time_stats.all_reduce.mean,time_stats.all_reduce.median,"
+        "time_stats.all_reduce.std,rank,num_workers,size,collective,devices_per_node,max_devices_per_node\n"
+        "0,0.04,0.06,0.05,0.05,0.01,0,4,1048576,send_recv,4,8\n");
+    check_error({path}, {path, "line 2, column 10", "expected all_reduce", "send_recv"});
+  }
+  SECTION("a row with an extra or a missing field") {
+    const std::string extra = write(dir, "compute_a100_x.csv", std::string(kVidurComputeHeader) + "\n" + row + "\n" + row + ",7\n");
+    check_error({extra}, {extra, "line 3", "has 59 fields, the header has 58"});
+    const std::string missing = write(dir, "compute_a100_y.csv",
+                                      std::string(kVidurComputeHeader) + "\n" + row.substr(0, row.rfind(',')) + "\n");
+    check_error({missing}, {missing, "line 2", "has 57 fields, the header has 58"});
+  }
+}
+
+TEST_CASE("hostile input: unknown keys and inconsistent fields in ess-bench samples", "[measurements][errors]") {
+  const ess::test::ScratchDir dir("ess-measurements");
+  const std::string key = write(dir, "a.json", one_sample(
+      R"({"kind": "gemm", "m": 1, "n": 64, "k": 64, "dtype": "bf16", "mm": 2, "stats": {"median_s": 1e-5}})"));
+  check_error({key}, {key, "/samples/0/mm", "unknown key \"mm\"", "did you mean \"m\"?"});
+  const std::string stats = write(dir, "b.json", one_sample(
+      R"({"kind": "gemm", "m": 1, "n": 64, "k": 64, "dtype": "bf16", "stats": {"median_s": 1e-5, "medain_s": 1}})"));
+  check_error({stats}, {stats, "/samples/0/stats/medain_s", "did you mean \"median_s\"?"});
+  const std::string top = write(dir, "c.json", R"({"schema": "ess-sim/measurements/v1", "environment": {"gpu": "x"},
+                                                    "samples": [], "sample": []})");
+  check_error({top}, {top, "/sample", "unknown key"});
+  // A per-row gather of 64 rows makes 64 calls; 1e9 calls is a corrupted count.
+  const std::string calls = write(dir, "d.json", one_sample(
+      R"({"kind": "gather", "direction": "h2d", "method": "per_row", "rows": 64, "row_bytes": 656, "calls": 1000000000,
+          "stats": {"median_s": 1e-3}})"));
+  check_error({calls}, {calls, "/samples/0/calls", "a per_row gather of 64 rows makes 64 copy calls, got 1000000000"});
+  const std::string peer = write(dir, "e.json", one_sample(
+      R"({"kind": "p2p", "src": 1, "dst": 1, "bytes": 1024, "stats": {"median_s": 1e-5}})"));
+  check_error({peer}, {peer, "/samples/0/dst", "src != dst"});
+}
+
+TEST_CASE("read_measurement_text reads text with the GPU of its origin's file name", "[measurements]") {
+  ess::ReadOptions o;
+  const ess::MeasurementSet s = ess::read_measurement_text(kVidurAllReduce, "dir/network_h100_dgx_all_reduce.csv", o);
+  REQUIRE(s.inputs.size() == 1);
+  CHECK(s.inputs[0].gpu == "h100");
+  CHECK(s.inputs[0].path == "dir/network_h100_dgx_all_reduce.csv");
+  CHECK(s.inputs[0].sha256 == kVidurAllReduceSha256);
+  CHECK(s.allreduce.size() == 2);
+  CHECK_THROWS_WITH(ess::read_measurement_text("{\"schema\": 1", "fuzz-input", o), Contains("fuzz-input"));
 }
