@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <iomanip>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -64,12 +65,33 @@ std::string op_name(const std::string& name) {
 
 }  // namespace
 
+namespace {
+
+// The simulation runs as many steps as the trace holds; more than the scenario decodes cannot be
+// its run (and a hostile step count must not start a simulation of a million steps).
+void check_step_count(const Scenario& scenario, std::int64_t steps) {
+  if (steps < 1 || steps > scenario.workload.decode_steps) {
+    throw std::invalid_argument("the trace holds " + std::to_string(steps) + " decode steps but the scenario " +
+                                scenario.origin + " decodes " + std::to_string(scenario.workload.decode_steps) +
+                                " (workload.decode_steps): the trace cannot be this scenario's run (for a profiler "
+                                "trace of more steps, raise workload.decode_steps with --set)");
+  }
+}
+
+std::optional<ValidationCategory> compute_category(const std::string& cat) {
+  const auto c = parse_validation_category(cat);
+  if (c && *c != ValidationCategory::exposed_wait && *c != ValidationCategory::transfer) return c;
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::vector<StepProfile> simulated_profile(const Scenario& scenario, std::int64_t steps) {
-  Simulation sim(scenario, SimulationOptions{steps, 0});
-  return profile_of(sim.run());
+  return simulate_for_validation(scenario, steps).steps;
 }
 
 SimulatedRun simulate_for_validation(const Scenario& scenario, std::int64_t steps) {
+  check_step_count(scenario, steps);
   Simulation sim(scenario, SimulationOptions{steps, static_cast<int>(std::min<std::int64_t>(steps, 1000))});
   const RunResult r = sim.run();
   SimulatedRun out;
@@ -87,6 +109,7 @@ SimulatedRun simulate_for_validation(const Scenario& scenario, std::int64_t step
     }
   }
   std::set<std::pair<int, int>> tracks;
+  std::pair<int, int> compute_track{-1, -1};
   for (const auto& e : trace.at("traceEvents")) {
     if (e.value("ph", "") != "M" || e.value("name", "") != "thread_name") continue;
     const std::string n = e.at("args").value("name", "");
@@ -94,20 +117,35 @@ SimulatedRun simulate_for_validation(const Scenario& scenario, std::int64_t step
     if ((pid == gpu_pid && n == "compute stream") || (pid == pcie_pid && (n == "GPU 0 h2d" || n == "GPU 0 d2h"))) {
       tracks.emplace(pid, e.at("tid").get<int>());
     }
+    if (pid == gpu_pid && n == "compute stream") compute_track = {pid, e.at("tid").get<int>()};
   }
+  std::vector<std::int64_t> max_layer(out.steps.size(), -1);
+  for (auto& p : out.steps) p.events_are_ops = true;
   for (const auto& e : trace.at("traceEvents")) {
-    if (e.value("ph", "") != "X" || !tracks.contains({e.at("pid").get<int>(), e.at("tid").get<int>()})) continue;
+    if (e.value("ph", "") != "X") continue;
+    const std::pair<int, int> track{e.at("pid").get<int>(), e.at("tid").get<int>()};
+    if (!tracks.contains(track)) continue;
     const std::string cat = e.value("cat", "");
-    if (cat == "segment" || cat == "exposed" || cat == "idle") continue;
+    if (cat == "exposed" || cat == "idle") continue;
     const double ts = e.at("ts").get<double>() * 1e-6;
-    for (std::size_t s = 0; s < out.steps.size(); ++s) {
-      const GpuStepTimes& g = r.gpu_steps[s][0];
-      if (ts >= g.start - 1e-12 && ts < g.end - 1e-12) {
-        out.ops[s][op_name(e.value("name", ""))] += e.at("dur").get<double>() * 1e-6;
-        break;
-      }
+    // The step whose [start, end) holds ts: steps are in time order, so a binary search.
+    const auto it = std::upper_bound(r.gpu_steps.begin(), r.gpu_steps.begin() + static_cast<std::ptrdiff_t>(out.steps.size()),
+                                     ts, [](double x, const std::vector<GpuStepTimes>& g) { return x < g[0].start - 1e-12; });
+    if (it == r.gpu_steps.begin()) continue;
+    const auto s = static_cast<std::size_t>(it - r.gpu_steps.begin() - 1);
+    if (!(ts < r.gpu_steps[s][0].end - 1e-12)) continue;
+    if (cat == "segment") {
+      // Layer segments name the layer (-1: the ops before and after the layers).
+      const auto args = e.find("args");
+      if (args != e.end() && args->contains("layer")) max_layer[s] = std::max(max_layer[s], args->at("layer").get<std::int64_t>());
+      continue;
+    }
+    out.ops[s][op_name(e.value("name", ""))] += e.at("dur").get<double>() * 1e-6;
+    if (track == compute_track) {
+      if (const auto c = compute_category(cat)) ++out.steps[s].events[static_cast<std::size_t>(*c)];
     }
   }
+  for (std::size_t s = 0; s < out.steps.size(); ++s) out.steps[s].layers = static_cast<std::size_t>(max_layer[s] + 1);
   return out;
 }
 
@@ -131,12 +169,63 @@ std::vector<OpComparison> compare_ops(const std::vector<std::map<std::string, do
   return out;
 }
 
+namespace {
+
+// Kineto traces count GPU kernels, and a library may split one GEMM into a few kernels (split-K
+// and its reduction) or fuse a few into one (e.g. the Q and KV down-projections): a factor of 4
+// either way covers both, while a trace of another model (61 layers against 4) lies far outside.
+constexpr double kKernelsPerOpSlack = 4.0;
+
+std::string category_name(ValidationCategory c) { return std::string(to_string(c)); }
+
+// A trace whose steps cannot be the scenario's (another model, another configuration) is an
+// error, not a comparison with a large error.
+void check_shapes(const std::vector<StepProfile>& real, const std::vector<StepProfile>& simulated) {
+  const auto gemm = static_cast<std::size_t>(ValidationCategory::gemm);
+  std::size_t real_gemm_kernels = 0;
+  for (const StepProfile& p : real) real_gemm_kernels += p.events[gemm];
+  for (std::size_t s = 0; s < real.size(); ++s) {
+    const StepProfile& rp = real[s];
+    const StepProfile& sp = simulated[s];
+    const std::string step = "step " + std::to_string(s) + " of the trace";
+    if (rp.layers > 0 && sp.layers > 0 && rp.layers != sp.layers) {
+      throw std::invalid_argument(step + " has events for " + std::to_string(rp.layers) + " layers, the scenario's step " +
+                                  std::to_string(sp.layers) + ": the trace was recorded for another model");
+    }
+    if (!sp.events_are_ops) continue;  // the simulation's counts were not recorded
+    if (rp.events_are_ops) {
+      // ess-runner ops are the simulator's ops one for one (kernels/runner/timeline.cpp); GEMMs and
+      // norms do not depend on the cache's behaviour, so their counts must agree exactly.
+      for (const ValidationCategory c : {ValidationCategory::gemm, ValidationCategory::norm}) {
+        const auto i = static_cast<std::size_t>(c);
+        if (rp.events[i] != sp.events[i]) {
+          throw std::invalid_argument(step + " has " + std::to_string(rp.events[i]) + " " + category_name(c) +
+                                      " ops, a step of the scenario " + std::to_string(sp.events[i]) +
+                                      ": the trace was recorded for another configuration");
+        }
+      }
+    } else if (real_gemm_kernels > 0) {
+      const double real_count = static_cast<double>(rp.events[gemm]);
+      const double sim_count = static_cast<double>(sp.events[gemm]);
+      if (real_count * kKernelsPerOpSlack < sim_count || real_count > sim_count * kKernelsPerOpSlack) {
+        throw std::invalid_argument(step + " has " + std::to_string(rp.events[gemm]) +
+                                    " GEMM kernels, a step of the scenario " + std::to_string(sp.events[gemm]) +
+                                    " GEMMs (more than a factor " + std::to_string(static_cast<int>(kKernelsPerOpSlack)) +
+                                    " apart): the trace was recorded for another model or configuration");
+      }
+    }
+  }
+}
+
+}  // namespace
+
 ValidationReport compare_profiles(const std::vector<StepProfile>& real, const std::vector<StepProfile>& simulated,
                                   double threshold) {
   if (real.empty() || real.size() != simulated.size()) {
     throw std::invalid_argument("compare_profiles: need the same, non-zero number of real and simulated steps (got " +
                                 std::to_string(real.size()) + " and " + std::to_string(simulated.size()) + ")");
   }
+  check_shapes(real, simulated);
   ValidationReport r;
   r.threshold = threshold;
   std::vector<double> sim_steps;

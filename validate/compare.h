@@ -55,7 +55,9 @@ struct ValidationReport {
   bool passed = false;  // step_errors.median_abs <= threshold
 };
 
-// The simulation's profile of `steps` decode steps of the scenario (GPU 0).
+// The simulation's profile of `steps` decode steps of the scenario (GPU 0), with each step's shape
+// (ops per category, layers). std::invalid_argument unless 1 <= steps <= workload.decode_steps:
+// a trace of more steps than the scenario decodes cannot be its run.
 [[nodiscard]] std::vector<StepProfile> simulated_profile(const Scenario& scenario, std::int64_t steps);
 
 // The same, with the time per op name per step (from the simulation's trace of GPU 0: compute
@@ -72,6 +74,10 @@ struct SimulatedRun {
 
 // Compares two profiles of the same length (std::invalid_argument otherwise, or if empty, or if a
 // real step time is not > 0). Pure: no simulation, no files.
+// Also std::invalid_argument (the CLI's exit 2) when a real step cannot be the simulated one: a
+// different number of layers, different GEMM or norm op counts (ess-runner traces, whose ops are
+// the simulator's), or GEMM kernel counts more than a factor 4 from the simulation's GEMM ops
+// (Kineto traces, where libraries split and fuse kernels). Shapes not recorded (0) are not checked.
 [[nodiscard]] ValidationReport compare_profiles(const std::vector<StepProfile>& real,
                                                 const std::vector<StepProfile>& simulated, double threshold);
 

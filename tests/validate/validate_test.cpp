@@ -4,6 +4,7 @@
 // (sim - real) / real = 1 / (1 + p) - 1.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -28,8 +29,10 @@ const std::string kScenario = std::string(ESS_SOURCE_DIR) + "/validate/scenarios
 
 std::size_t at(ValidationCategory c) { return static_cast<std::size_t>(c); }
 
-// An ess-runner trace whose per-step totals are `profile` (one event per category and step, plus
-// the step span), with optional metadata.
+// An ess-runner trace whose per-step totals are `profile`, with optional metadata: per category as
+// many events as the profile's step records (the simulation's op counts, so that the trace has
+// the scenario's shape), two when it records none (to check that events of one category add up),
+// spread over the profile's layers; plus the step span.
 nlohmann::json runner_trace(const std::vector<StepProfile>& profile, const nlohmann::json& other_data) {
   nlohmann::json events = nlohmann::json::array();
   events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", 0}, {"tid", 1}, {"args", {{"name", "compute"}}}});
@@ -38,12 +41,14 @@ nlohmann::json runner_trace(const std::vector<StepProfile>& profile, const nlohm
   for (std::size_t s = 0; s < profile.size(); ++s) {
     events.push_back({{"ph", "X"}, {"name", "step"}, {"cat", "step"}, {"pid", 0}, {"tid", 1}, {"ts", ts},
                       {"dur", profile[s].step_time * 1e6}, {"args", {{"step", s}}}});
+    const std::size_t layers = std::max<std::size_t>(profile[s].layers, 2);
     for (std::size_t c = 0; c < ess::kValidationCategories; ++c) {
       if (profile[s].seconds[c] <= 0.0) continue;
-      // Split in two events to check that events of one category add up.
-      for (int half = 0; half < 2; ++half) {
+      const std::size_t n = profile[s].events[c] > 0 ? profile[s].events[c] : 2;
+      for (std::size_t i = 0; i < n; ++i) {
         events.push_back({{"ph", "X"}, {"name", std::string(cats[c]) + "_op"}, {"cat", cats[c]}, {"pid", 0}, {"tid", 1},
-                          {"ts", ts}, {"dur", profile[s].seconds[c] * 0.5e6}, {"args", {{"step", s}, {"layer", half}}}});
+                          {"ts", ts}, {"dur", profile[s].seconds[c] * 1e6 / static_cast<double>(n)},
+                          {"args", {{"step", s}, {"layer", i % layers}}}});
       }
     }
     ts += profile[s].step_time * 1e6;
@@ -181,8 +186,8 @@ TEST_CASE("traces of unknown formats are clear errors") {
   ess::test::ScratchDir dir("ess-validate-format");
   const auto path = (dir.path() / "t.json").string();
   std::ofstream(path) << "not json";
-  CHECK_THROWS_WITH(ess::read_trace(path, nullptr), Catch::Contains("not JSON"));
-  CHECK_THROWS_WITH(ess::read_trace((dir.path() / "missing.json").string(), nullptr), Catch::Contains("cannot open"));
+  CHECK_THROWS_WITH(ess::read_trace(path, nullptr), Catch::Contains("invalid JSON at line 1, column 2"));
+  CHECK_THROWS_WITH(ess::read_trace((dir.path() / "missing.json").string(), nullptr), Catch::Contains("missing.json: no such file"));
   // An ess-runner event with an unknown category, and a step without its span.
   nlohmann::json doc = runner_trace({StepProfile{1e-3, {}}}, {});
   doc["traceEvents"].push_back({{"ph", "X"}, {"cat", "magic"}, {"dur", 1.0}, {"ts", 0.0}, {"args", {{"step", 0}}}});
@@ -190,10 +195,11 @@ TEST_CASE("traces of unknown formats are clear errors") {
   nlohmann::json gap = runner_trace({StepProfile{1e-3, {}}}, {});
   gap["traceEvents"].push_back({{"ph", "X"}, {"cat", "gemm"}, {"dur", 1.0}, {"ts", 0.0}, {"args", {{"step", 2}}}});
   CHECK_THROWS_WITH(ess::parse_trace(gap, "x.json", nullptr), Catch::Contains("step 1 has events but no \"step\" event"));
-  // A field of the wrong type is malformed input, reported as such.
+  // A field of the wrong type is malformed input, reported with its pointer.
   nlohmann::json typed = runner_trace({StepProfile{1e-3, {}}}, {});
   typed["traceEvents"].push_back({{"ph", 5}});
-  CHECK_THROWS_WITH(ess::parse_trace(typed, "x.json", nullptr), Catch::Contains("malformed trace event"));
+  CHECK_THROWS_WITH(ess::parse_trace(typed, "x.json", nullptr),
+                    Catch::Contains("/traceEvents/2/ph: \"ph\" must be a string, found the number 5"));
 }
 
 TEST_CASE("PyTorch profiler traces: steps from ProfilerStep spans, categories from the mapping, idle time as exposed wait") {
