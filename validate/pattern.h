@@ -12,7 +12,8 @@
 //                       backslash
 //   .                   any byte except \n and \r
 //   [abc] [a-z_] [^0-9] character classes with ranges and negation; \d \w \s \D \W \S and escaped
-//                       characters (\] \\ \- \^ ...) inside; `-` first or last is literal
+//                       characters (\] \\ \- \^ ...) inside; `-` first or last and `]` first
+//                       are literal
 //   \d \w \s \D \W \S   digit [0-9], word [A-Za-z0-9_], space [ \t\n\r\f\v] and their complements
 //   \. \( \\ ...        an escaped metacharacter (or / - , : < > # " ' = ! & % @ ~ `) is literal;
 //                       \t \n \r \f \v are the control characters
