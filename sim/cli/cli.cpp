@@ -22,6 +22,20 @@ std::string version_string() {
   return std::string("ess-sim ") + ESS_SIM_VERSION + " (SimGrid " + ESS_SIMGRID_VERSION + ")";
 }
 
+void add_allow_large_flag(CLI::App& command, bool& allow_large) {
+  const ResourceLimits defaults;
+  command.add_flag("--allow-large", allow_large,
+                   "Run even when the run is estimated to need more than " +
+                       std::to_string(static_cast<long long>(defaults.memory_bytes / 1073741824.0)) + " GiB of memory or " +
+                       std::to_string(static_cast<long long>(defaults.wall_seconds / 60.0)) + " minutes of wall time");
+}
+
+ResourceLimits resource_limits(bool allow_large) {
+  ResourceLimits limits;
+  limits.enforce = !allow_large;
+  return limits;
+}
+
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   CLI::App app{"ess-sim: simulates LLM decode steps with ESS latent-cache offload on multi-GPU nodes.\n"
                "Scenarios are JSON files (see scenarios/README.md); presets are listed by `ess-sim presets`.",
@@ -68,6 +82,9 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
 
   try {
     return action(out);
+  } catch (const ResourceError& e) {
+    err << "error: " << e.what() << "\n";
+    return kExitBadInput;
   } catch (const CapacityError& e) {
     err << "error: " << e.what() << "\n";
     return kExitBadInput;

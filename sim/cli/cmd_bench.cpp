@@ -21,6 +21,7 @@ void add_bench_command(CLI::App& app, CommandAction& action) {
     std::vector<std::string> sets;
     std::int64_t steps = 0;
     bool json = false;
+    bool allow_large = false;
   };
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("bench", "Measure simulator speed on a scenario: wall time per simulated step and "
@@ -30,12 +31,13 @@ void add_bench_command(CLI::App& app, CommandAction& action) {
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000}));
   cmd->add_option("--set", o->sets, "Override a field: dotted.path=value (repeatable)");
   cmd->add_flag("--json", o->json, "Print a JSON object instead of the table");
+  add_allow_large_flag(*cmd, o->allow_large);
   cmd->callback([o, &action] {
     action = [o](std::ostream& out) {
       std::vector<Override> overrides;
       for (const auto& s : o->sets) overrides.push_back(parse_override(s));
       const Scenario scenario = load_scenario(o->file, overrides);
-      Simulation sim(scenario, SimulationOptions{o->steps, 0});
+      Simulation sim(scenario, SimulationOptions{o->steps, 0, resource_limits(o->allow_large)});
       const auto begin = std::chrono::steady_clock::now();
       const RunResult r = sim.run();
       const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();

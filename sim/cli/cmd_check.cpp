@@ -1,10 +1,12 @@
-// `ess-sim check FILE [--set path=value ...]`: validate a scenario and print it resolved.
+// `ess-sim check FILE [--set path=value ...] [--allow-large]`: validate a scenario (everything `run`
+// checks before simulating) and print it resolved.
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "sim/cli/commands.h"
 #include "sim/config/scenario.h"
+#include "sim/engine/preflight.h"
 
 namespace ess {
 
@@ -12,6 +14,7 @@ void add_check_command(CLI::App& app, CommandAction& action) {
   struct Options {
     std::string file;
     std::vector<std::string> sets;
+    bool allow_large = false;
   };
   auto opts = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("check", "Validate a scenario and print it resolved: every value the simulator "
@@ -19,11 +22,15 @@ void add_check_command(CLI::App& app, CommandAction& action) {
   cmd->add_option("FILE", opts->file, "Scenario JSON file")->required();
   cmd->add_option("--set", opts->sets, "Override a field: dotted.path=value (repeatable), e.g. "
                                        "--set workload.context_length=131072");
+  add_allow_large_flag(*cmd, opts->allow_large);
   cmd->callback([opts, &action] {
     action = [opts](std::ostream& out) {
       std::vector<Override> overrides;
       for (const auto& s : opts->sets) overrides.push_back(parse_override(s));
       const Scenario scenario = load_scenario(opts->file, overrides);
+      // What `run` would refuse before simulating (memory, cost models, a replay trace, resource
+      // limits), `check` refuses too.
+      (void)preflight(scenario, 0, 1, resource_limits(opts->allow_large));
       out << format_resolved(scenario.resolved);
       return 0;
     };

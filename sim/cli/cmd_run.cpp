@@ -8,6 +8,7 @@
 #include "sim/cli/cli.h"
 #include "sim/cli/commands.h"
 #include "sim/config/scenario.h"
+#include "sim/config/utf8.h"
 #include "sim/engine/simulation.h"
 #include "sim/io/atomic_file.h"
 #include "sim/io/sha256.h"
@@ -23,6 +24,7 @@ void add_run_command(CLI::App& app, CommandAction& action) {
     std::int64_t steps = 0;
     int trace_steps = 1;
     bool json = false;
+    bool allow_large = false;
   };
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("run", "Simulate decode steps of a scenario: step time, throughput, memory, where the "
@@ -35,30 +37,33 @@ void add_run_command(CLI::App& app, CommandAction& action) {
       ->check(CLI::Range(0, 1000));
   cmd->add_option("--set", o->sets, "Override a field: dotted.path=value (repeatable)");
   cmd->add_flag("--json", o->json, "Print results.json to stdout instead of the summary table");
+  add_allow_large_flag(*cmd, o->allow_large);
   cmd->callback([o, &action] {
     action = [o](std::ostream& out) {
       std::vector<Override> overrides;
       for (const auto& s : o->sets) overrides.push_back(parse_override(s));
       const Scenario scenario = load_scenario(o->file, overrides);
       // Without -o nothing is written, so no trace is recorded.
-      Simulation sim(scenario, SimulationOptions{o->steps, o->out_dir.empty() ? 0 : o->trace_steps});
+      Simulation sim(scenario, SimulationOptions{o->steps, o->out_dir.empty() ? 0 : o->trace_steps,
+                                                 resource_limits(o->allow_large)});
       RunResult result = sim.run();
       const auto results = results_json(scenario, result, ESS_SIM_VERSION, sha256_hex(format_resolved(scenario.resolved)));
       const std::string results_text = results.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
       if (!o->out_dir.empty()) {
         const std::filesystem::path dir(o->out_dir);
         ensure_directory(dir);
-        result.trace.set_metadata("scenario", scenario.name.empty() ? scenario.origin : scenario.name);
+        result.trace.set_metadata("scenario", printable(scenario.name.empty() ? scenario.origin : scenario.name));
         result.trace.set_metadata("ess_sim_version", ESS_SIM_VERSION);
-        // The trace first: results.json appears only once everything it refers to exists.
-        write_file_atomically(dir / "trace.json", result.trace.to_json());
-        write_file_atomically(dir / "results.json", results_text);
+        // One consistent set: never a new trace beside an old results.json (see write_output_set).
+        const std::string trace_text = result.trace.to_json();
+        write_output_set(dir, {{"trace.json", trace_text}, {"results.json", results_text}},
+                         std::string("ess-sim ") + ESS_SIM_VERSION);
       }
       if (o->json) {
         out << results_text;
       } else {
         out << results_table(scenario, result);
-        if (!o->out_dir.empty()) out << "\n  wrote " << o->out_dir << "/results.json and " << o->out_dir << "/trace.json\n";
+        if (!o->out_dir.empty()) out << "\n  wrote " << o->out_dir << "/results.json, trace.json and manifest.json\n";
       }
       return 0;
     };

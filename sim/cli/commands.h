@@ -6,11 +6,17 @@
 
 #include <CLI/CLI.hpp>
 
+#include "sim/engine/preflight.h"
+
 namespace ess {
 
 // What a subcommand runs once parsing succeeded; returns the exit code. May throw ConfigError,
 // std::invalid_argument or UnsupportedError for bad input.
 using CommandAction = std::function<int(std::ostream& out)>;
+
+// --allow-large on the commands that simulate: run past the resource limits (sim/README.md).
+void add_allow_large_flag(CLI::App& command, bool& allow_large);
+[[nodiscard]] ResourceLimits resource_limits(bool allow_large);
 
 void add_check_command(CLI::App& app, CommandAction& action);
 void add_presets_command(CLI::App& app, CommandAction& action);

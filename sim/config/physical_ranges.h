@@ -15,12 +15,14 @@ inline Range efficiency() { return Range::closed(1e-3, 1.0); }
 // Fixed per-kernel, per-call and per-message latencies: 0 to 10 ms (a kernel launch is ~2-5 us,
 // an RDMA round trip ~2-10 us, a PCIe call ~2 us; 10 ms is three orders of magnitude above).
 inline Range latency() { return Range::closed(0.0, 10e-3); }
-// Links and memories: 1 MB/s (a slow management NIC) to 1 PB/s (200x an H200's HBM).
-inline Range link_bandwidth() { return Range::closed(1e6, 1e15); }
-// Peak compute: 1 GFLOP/s to 1 EFLOP/s per GPU (an H200 is ~2e15 FLOP/s at FP8).
-inline Range peak_rate() { return Range::closed(1e9, 1e18); }
-// Memory capacities: 1 MB to 1 PB per GPU or socket.
-inline Range capacity() { return Range::closed(1e6, 1e15); }
+// Links and memories: 1 MB/s (a slow management NIC) to 1 EB/s (200,000x an H200's HBM; tests use
+// the top of the range to make a roof vanish). Only the lower bound protects the clock.
+inline Range link_bandwidth() { return Range::closed(1e6, 1e18); }
+// Peak compute: 1 GFLOP/s to 1 ZFLOP/s per GPU (an H200 is ~2e15 FLOP/s at FP8; the same remark).
+inline Range peak_rate() { return Range::closed(1e9, 1e21); }
+// Memory capacities: up to 1 PB per GPU or socket (a capacity too small for anything is a
+// capacity error, not a clock hazard, so any positive size is accepted).
+inline Range capacity() { return Range::closed(1.0, 1e15); }
 // Roofline ramps (the work at which a kernel reaches half its roof): up to 1 PFLOP and 1 TB.
 inline Range flop_ramp() { return Range::closed(0.0, 1e15); }
 inline Range byte_ramp() { return Range::closed(0.0, 1e12); }

@@ -143,7 +143,19 @@ double ObjectReader::quantity(std::string_view key, Dimension d, Range range) {
   if (!parsed.value) fail(key, parsed.error);
   const double v = *parsed.value;
   if (!range.contains(v)) {
-    fail(key, "must be " + range.describe() + " (in base units), got \"" + j->get<std::string>() + "\"");
+    // Bounds in the quantity's own units: "in [1MB/s, 1PB/s]", "> 0s".
+    std::string bounds;
+    if (range.has_min && range.has_max) {
+      bounds = std::string("in ") + (range.min_inclusive ? "[" : "(") + format_quantity(range.min, d) + ", " +
+               format_quantity(range.max, d) + (range.max_inclusive ? "]" : ")");
+    } else if (range.has_min) {
+      bounds = std::string(range.min_inclusive ? ">= " : "> ") + format_quantity(range.min, d);
+    } else if (range.has_max) {
+      bounds = std::string(range.max_inclusive ? "<= " : "< ") + format_quantity(range.max, d);
+    } else {
+      bounds = range.describe();
+    }
+    fail(key, "must be " + bounds + ", got \"" + j->get<std::string>() + "\"");
   }
   record(key, format_quantity(v, d), source);
   return v;

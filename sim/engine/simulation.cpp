@@ -154,11 +154,13 @@ void run_collective(RunState& st, int gpu, const Segment& seg, GpuStepTimes& tim
     double out_remote = 0.0;
     double in_local = 0.0;
     double in_remote = 0.0;
-    for (std::size_t peer = 0; peer < seg.send_bytes.size(); ++peer) {
+    const std::size_t group_start = idx(seg.group) * seg.send_bytes.size();
+    for (std::size_t i = 0; i < seg.send_bytes.size(); ++i) {
+      const std::size_t peer = group_start + i;
       if (peer == idx(gpu)) continue;
       const bool local = static_cast<int>(peer) / per_node == gpu / per_node;
-      (local ? out_local : out_remote) += seg.send_bytes[peer];
-      (local ? in_local : in_remote) += seg.recv_bytes[peer];
+      (local ? out_local : out_remote) += seg.send_bytes[i];
+      (local ? in_local : in_remote) += seg.recv_bytes[i];
     }
     sg4::Host* self = st.platform.gpus[idx(gpu)];
     sg4::Host* nvswitch = st.platform.nvswitch[idx(gpu / per_node)];
@@ -381,15 +383,16 @@ RunResult Simulation::run() {
   if (ran_) throw std::logic_error("Simulation::run called twice");
   ran_ = true;
 
+  Preflight checked = preflight(scenario_, options_.steps, options_.trace_steps, options_.limits);
   RunResult result;
-  result.batch_per_gpu = resolve_batch(scenario_);
-  result.memory = plan_memory(scenario_, result.batch_per_gpu);
+  result.batch_per_gpu = checked.batch_per_gpu;
+  result.memory = std::move(checked.memory);
   result.offload = scenario_.cache.mode == CacheMode::offload;
   const auto& placement = result.memory.placement;
   const DecodeStepBuilder builder(scenario_, result.batch_per_gpu, result.offload ? placement.offloaded : 0,
                                   placement.cold_fraction);
   result.gpus = builder.gpus();
-  result.steps = options_.steps > 0 ? options_.steps : scenario_.workload.decode_steps;
+  result.steps = checked.steps;
   result.step_context.assign(idx(static_cast<int>(result.steps)), 0);
   result.gpu_steps.assign(idx(static_cast<int>(result.steps)), std::vector<GpuStepTimes>(idx(result.gpus)));
   for (int l = 0; l < builder.layer_count(); ++l) result.layers.push_back(LayerTimes{std::string(builder.layer_kind(l)), {}, 0.0, {}, {}});
@@ -413,16 +416,7 @@ RunResult Simulation::run() {
     const auto& c = scenario_.cache;
     const std::int64_t top_k = scenario_.model.indexer->top_k;
     if (c.access.model == "replay") {
-      auto replay = std::make_unique<ReplayAccess>(c.access.file);
-      if (replay->layers() != builder.layer_count() || replay->top_k() != top_k ||
-          replay->requests() < static_cast<int>(c.sampled_requests)) {
-        throw AccessTraceError(c.access.file, std::nullopt, "the trace has " + std::to_string(replay->layers()) + " layers, top_k " +
-                               std::to_string(replay->top_k()) + " and " + std::to_string(replay->requests()) +
-                               " requests; this scenario needs " + std::to_string(builder.layer_count()) +
-                               " layers, top_k " + std::to_string(top_k) + " and at least " +
-                               std::to_string(c.sampled_requests) + " requests (cache.sampled_requests)");
-      }
-      access_model = std::move(replay);
+      access_model = std::move(checked.replay);  // loaded and checked against this run by preflight()
     } else {
       SyntheticAccessParams params;
       params.layers = builder.layer_count();

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sim/config/scenario.h"
+#include "sim/engine/preflight.h"
 #include "sim/graph/op.h"
 #include "sim/io/chrome_trace.h"
 #include "sim/memory/memory_plan.h"
@@ -18,8 +19,13 @@
 namespace ess {
 
 struct SimulationOptions {
+  SimulationOptions() = default;
+  SimulationOptions(std::int64_t steps_, int trace_steps_, ResourceLimits limits_ = {})
+      : steps(steps_), trace_steps(trace_steps_), limits(limits_) {}
+
   std::int64_t steps = 0;  // 0: the scenario's workload.decode_steps
   int trace_steps = 2;     // steps recorded in the Chrome trace (0: none)
+  ResourceLimits limits;   // runs estimated above them are refused (ResourceError) before they start
 };
 
 // What one GPU did in one step. `busy` is time in each operator category; `wait` is time spent
@@ -79,7 +85,9 @@ struct RunResult {
 class Simulation {
  public:
   Simulation(const Scenario& scenario, SimulationOptions options);
-  // Resolves the batch (CapacityError if it does not fit) and simulates every step. Call once.
+  // Runs preflight() (the batch, CapacityError if it does not fit, the cost of every operator, a
+  // replay trace's coverage, the resource limits), then simulates every step. Call once. An error
+  // raised while simulating ends the run and is rethrown here.
   [[nodiscard]] RunResult run();
 
  private:

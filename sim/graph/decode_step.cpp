@@ -343,8 +343,11 @@ void DecodeStepBuilder::add_moe(std::vector<GpuStepPlan>& gpus, int layer, Token
 
   // Routing: each token picks experts_per_token distinct experts uniformly at random (a balanced
   // router with multinomial noise); the token goes to the replica of each expert in its own EP group.
-  std::vector<std::int64_t> pair_count(G * G, 0);  // [src * G + dst]
-  const auto pairs = [&](std::size_t src, std::size_t dst) -> std::int64_t& { return pair_count[src * G + dst]; };
+  // Routed (token, expert) pairs from each GPU to each GPU of its EP group: G x ep counts, not G x G
+  // (thousands of GPUs would need gigabytes for a matrix that is zero outside the groups).
+  const auto E = static_cast<std::size_t>(ep_);
+  std::vector<std::int64_t> pair_count(G * E, 0);  // [src * ep + rank of dst in the group]
+  const auto pairs = [&](std::size_t src, std::size_t dst) -> std::int64_t& { return pair_count[src * E + dst % E]; };
   std::vector<std::int64_t> expert_rows(G * static_cast<std::size_t>(experts_per_gpu), 0);  // [gpu][local expert]
   std::vector<std::int64_t> picked(static_cast<std::size_t>(moe.experts_per_token));
   for (std::size_t src = 0; src < G; ++src) {
@@ -377,11 +380,13 @@ void DecodeStepBuilder::add_moe(std::vector<GpuStepPlan>& gpus, int layer, Token
     seg.layer = layer;
     seg.label = label;
     seg.group = static_cast<int>(g) / ep_;
-    seg.send_bytes.assign(G, 0.0);
-    seg.recv_bytes.assign(G, 0.0);
-    for (std::size_t peer = 0; peer < G; ++peer) {
-      seg.send_bytes[peer] = static_cast<double>(back ? pairs(peer, g) : pairs(g, peer)) * bytes_per_pair;
-      seg.recv_bytes[peer] = static_cast<double>(back ? pairs(g, peer) : pairs(peer, g)) * bytes_per_pair;
+    seg.send_bytes.assign(E, 0.0);
+    seg.recv_bytes.assign(E, 0.0);
+    const std::size_t group_start = g / E * E;
+    for (std::size_t i = 0; i < E; ++i) {
+      const std::size_t peer = group_start + i;
+      seg.send_bytes[i] = static_cast<double>(back ? pairs(peer, g) : pairs(g, peer)) * bytes_per_pair;
+      seg.recv_bytes[i] = static_cast<double>(back ? pairs(g, peer) : pairs(peer, g)) * bytes_per_pair;
     }
     return seg;
   };

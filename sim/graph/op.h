@@ -61,8 +61,9 @@ struct Segment {
   std::string_view label;  // "attention", "experts", "dispatch", ...
   std::vector<Op> ops;     // compute only, in execution order
   Seconds duration;        // compute: sum of the ops; allreduce: the cost model's time
-  // alltoall: bytes this GPU sends to, and receives from, every GPU (index = global GPU rank; the
-  // own entry stays local and is ignored).
+  // alltoall: bytes this GPU sends to, and receives from, every GPU of its expert-parallel group
+  // (index = rank in the group: global rank = group x expert_parallel + index; the own entry stays
+  // local and is ignored). Tokens never leave their EP group, so nothing is kept for other GPUs.
   std::vector<double> send_bytes;
   std::vector<double> recv_bytes;
   int group = 0;  // collective group (EP group or TP replica); members must all reach it

@@ -1,6 +1,7 @@
 #include "sim/io/atomic_file.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -8,6 +9,10 @@
 #include <cstdio>
 #include <system_error>
 #include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/io/sha256.h"
 
 namespace ess {
 
@@ -34,6 +39,9 @@ class TempFile {
   TempFile(std::filesystem::path path, int fd) : path_(std::move(path)), fd_(fd) {}
   TempFile(const TempFile&) = delete;
   TempFile& operator=(const TempFile&) = delete;
+  TempFile(TempFile&& other) noexcept
+      : path_(std::move(other.path_)), fd_(std::exchange(other.fd_, -1)), released_(std::exchange(other.released_, true)) {}
+  TempFile& operator=(TempFile&&) = delete;
   ~TempFile() {
     if (fd_ >= 0) ::close(fd_);
     if (!released_) ::unlink(path_.c_str());
@@ -83,7 +91,10 @@ void sync_directory(const std::filesystem::path& dir) {
 OutputError::OutputError(std::filesystem::path path, const std::string& message)
     : std::runtime_error(message), path_(std::move(path)) {}
 
-void write_file_atomically(const std::filesystem::path& path, std::string_view content) {
+namespace {
+
+// Writes `content` to a fresh temporary beside `path` and syncs it; the caller renames it.
+TempFile write_temporary(const std::filesystem::path& path, std::string_view content) {
   const std::filesystem::path name = path.filename();
   if (name.empty() || name == "." || name == "..") {
     throw OutputError(path, "cannot write " + path.string() + ": the path names no file");
@@ -108,13 +119,91 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
   }
   if (fd < 0) fail(path, "cannot write", errno);
   TempFile temp(temp_path, fd);
-
   write_all(temp, path, content);
   if (::fsync(temp.fd()) != 0) fail(path, "cannot write", errno);
   if (const int error = temp.close(); error != 0) fail(path, "cannot write", error);
+  return temp;
+}
+
+std::filesystem::path directory_of(const std::filesystem::path& path) {
+  return path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
+}
+
+}  // namespace
+
+void write_file_atomically(const std::filesystem::path& path, std::string_view content) {
+  TempFile temp = write_temporary(path, content);
   // rename(2) replaces a file atomically and fails with EISDIR if `path` is a directory.
   if (::rename(temp.path().c_str(), path.c_str()) != 0) fail(path, "cannot write", errno);
   temp.release();
+  sync_directory(directory_of(path));
+}
+
+std::size_t remove_stale_temporaries(const std::filesystem::path& dir, const std::string& name) {
+  const std::string prefix = "." + name + ".tmp-";
+  std::size_t removed = 0;
+  std::error_code ec;
+  std::filesystem::directory_iterator it(dir, ec);
+  if (ec) return 0;
+  for (const auto& entry : it) {
+    const std::string file = entry.path().filename().string();
+    if (file.rfind(prefix, 0) != 0) continue;
+    // .NAME.tmp-PID-N: the writer's process id, then a counter.
+    const std::string rest = file.substr(prefix.size());
+    const auto dash = rest.find('-');
+    if (dash == std::string::npos || dash == 0 || dash > 9) continue;
+    long pid = 0;
+    bool digits = true;
+    for (std::size_t i = 0; i < dash; ++i) {
+      if (rest[i] < '0' || rest[i] > '9') digits = false;
+      if (digits) pid = pid * 10 + (rest[i] - '0');
+    }
+    if (!digits || pid <= 0 || pid == ::getpid()) continue;
+    // Only a process that no longer exists cannot be writing it (EPERM: it runs, as someone else).
+    if (::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+    if (::unlink(entry.path().c_str()) == 0) ++removed;
+  }
+  return removed;
+}
+
+void write_output_set(const std::filesystem::path& dir, const std::vector<OutputFile>& files,
+                      const std::string& producer) {
+  for (const auto& f : files) remove_stale_temporaries(dir, f.name);
+  remove_stale_temporaries(dir, kManifestName);
+
+  // 1. Every file whole in a temporary: a full disk fails here, with the previous set untouched.
+  std::vector<TempFile> temps;
+  temps.reserve(files.size());
+  for (const auto& f : files) temps.push_back(write_temporary(dir / f.name, f.content));
+  nlohmann::ordered_json manifest{{"schema", "ess-sim/output-manifest/v1"}, {"producer", producer}};
+  nlohmann::ordered_json listed = nlohmann::ordered_json::array();
+  for (const auto& f : files) {
+    listed.push_back({{"name", f.name}, {"bytes", f.content.size()}, {"sha256", sha256_hex(f.content)}});
+  }
+  manifest["files"] = std::move(listed);
+  const std::string manifest_text = manifest.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  TempFile manifest_temp = write_temporary(dir / kManifestName, manifest_text);
+
+  // 2. No manifest while the set changes: a crash from here on leaves a set without one.
+  const std::filesystem::path manifest_path = dir / kManifestName;
+  if (::unlink(manifest_path.c_str()) != 0 && errno != ENOENT) fail(manifest_path, "cannot remove", errno);
+
+  // 3. Each file over its target; if one rename fails, remove the whole set rather than leave new
+  // files beside old ones.
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const std::filesystem::path target = dir / files[i].name;
+    if (::rename(temps[i].path().c_str(), target.c_str()) != 0) {
+      const int error = errno;
+      for (const auto& f : files) ::unlink((dir / f.name).c_str());
+      throw OutputError(target, "cannot write " + target.string() + ": " + os_reason(error) +
+                                    " (the output set in " + dir.string() +
+                                    " was removed so that no mix of old and new files remains)");
+    }
+    temps[i].release();
+  }
+  // 4. The manifest last: its presence says the set is complete.
+  if (::rename(manifest_temp.path().c_str(), manifest_path.c_str()) != 0) fail(manifest_path, "cannot write", errno);
+  manifest_temp.release();
   sync_directory(dir);
 }
 

@@ -37,7 +37,7 @@ double to_microseconds(double picoseconds) { return picoseconds / k_picoseconds_
 // Compact, deterministic text; invalid UTF-8 in a name is the caller's bug.
 std::string serialize(const ordered_json& event) {
   try {
-    return event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    return event.dump();
   } catch (const nlohmann::json::type_error& e) {
     throw std::invalid_argument(std::string("ChromeTrace: cannot serialize event: ") + e.what());
   }
@@ -90,7 +90,7 @@ void ChromeTrace::slice(TraceTrack t, const std::string& name, const std::string
   check_time(start_s, "slice start");
   check_time(duration_s, "slice duration");
   if (!args.is_null() && !args.is_object()) {
-    throw std::invalid_argument("ChromeTrace: slice args must be null or an object, got " + args.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    throw std::invalid_argument("ChromeTrace: slice args must be null or an object, got " + args.dump());
   }
   const double start_ps = to_picoseconds(start_s, "slice start");
   const double end_ps = to_picoseconds(start_s + duration_s, "slice end");
@@ -111,12 +111,12 @@ void ChromeTrace::counter(const std::string& process, const std::string& name, d
                           const ordered_json& values) {
   check_time(time_s, "counter time");
   if (!values.is_object() || values.empty()) {
-    throw std::invalid_argument("ChromeTrace: counter values must be a non-empty object, got " + values.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    throw std::invalid_argument("ChromeTrace: counter values must be a non-empty object, got " + values.dump());
   }
   for (const auto& [key, value] : values.items()) {
     if (!value.is_number() || !std::isfinite(value.get<double>())) {
       throw std::invalid_argument("ChromeTrace: counter value \"" + key + "\" must be a finite number, got " +
-                                  value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+                                  value.dump());
     }
   }
   const double time_ps = to_picoseconds(time_s, "counter time");

@@ -152,7 +152,7 @@ TEST_CASE("a --set value that fails validation is reported with the --set argume
                                     {"\"max\"", "\"maximum\""}));
   CHECK_THROWS_MATCHES(load(minimal_scenario(), sets({"hardware.nvlink.bandwidth=-1GB/s"})), ConfigError,
                        config_error("--set hardware.nvlink.bandwidth=-1GB/s", "/hardware/nvlink/bandwidth",
-                                    {"must be > 0"}));
+                                    {"must be in [1MB/s, 1000000TB/s]"}));
   CHECK_THROWS_MATCHES(load(minimal_scenario(), sets({"cache.mode=offlaod"})), ConfigError,
                        config_error("--set cache.mode=offlaod", "/cache/mode", {"did you mean \"offload\""}));
 }

@@ -170,10 +170,10 @@ TEST_CASE("profile errors: missing file, no schema, no hardware object, profile 
     write_file(bad, profile_text(h200_hardware("bad", "-1GB/s")));
     const auto scenario = dir.write("s.json", scenario_text({{"profile", "bad.json"}}));
     CHECK_THROWS_MATCHES(ess::load_scenario(scenario.string()), ConfigError,
-                         config_error("profile " + bad.string(), "/hardware/nvlink/bandwidth", {"> 0"}));
+                         config_error("profile " + bad.string(), "/hardware/nvlink/bandwidth", {"must be in [1MB/s, 1000000TB/s]"}));
     const auto override = dir.write("o.json", scenario_text({{"profile", "prof.json"}, {"nvlink", {{"bandwidth", "-2GB/s"}}}}));
     CHECK_THROWS_MATCHES(ess::load_scenario(override.string()), ConfigError,
-                         config_error(override.string(), "/hardware/nvlink/bandwidth", {"> 0"}));
+                         config_error(override.string(), "/hardware/nvlink/bandwidth", {"must be in [1MB/s, 1000000TB/s]"}));
   }
 }
 

@@ -243,7 +243,7 @@ TEST_CASE("quantities outside their range are rejected with the range and the te
   {
     auto r = f.reader();
     CHECK_THROWS_MATCHES(r.bytes("big", Range::closed(0, 2000)), ConfigError,
-                         config_error(kDoc, "/sec/big", {"must be in [0, 2000]", "\"2KiB\""}));
+                         config_error(kDoc, "/sec/big", {"must be in [0B, 2kB]", "\"2KiB\""}));
     // 2KiB = 2048 B fits once the bound allows it.
     auto r2 = f.reader();
     CHECK(r2.bytes("big", Range::closed(0, 2048)).value() == 2048.0);

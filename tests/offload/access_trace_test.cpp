@@ -320,6 +320,6 @@ TEST_CASE("a missing file is reported without an offset") {
     FAIL("opened a missing file");
   } catch (const AccessTraceError& e) {
     CHECK_FALSE(e.offset().has_value());
-    CHECK_THAT(e.what(), Catch::Contains("ess-offload-no-such-trace.bin: cannot open"));
+    CHECK_THAT(e.what(), Catch::Contains("ess-offload-no-such-trace.bin: no such file"));
   }
 }

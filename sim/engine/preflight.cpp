@@ -1,0 +1,248 @@
+#include "sim/engine/preflight.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+#include "models/hardware.h"
+#include "sim/config/config_error.h"
+#include "sim/graph/decode_step.h"
+#include "sim/graph/op.h"
+#include "sim/graph/rng.h"
+
+namespace ess {
+
+namespace {
+
+// --- Estimation constants -------------------------------------------------------------------------
+// Structural counts are upper bounds read off the decode-step builder (sim/graph/decode_step.cpp);
+// per-item costs were measured with `/usr/bin/time -v ess-sim run` and `ess-sim bench` on the
+// development machine (x86-64, 2 cores, Debian 12, SimGrid 3.32, release build), see sim/README.md
+// "Resource limits". They are estimates for refusing runs that cannot finish, not predictions.
+
+// Segments and operators per GPU per layer: a DeepSeek MoE layer with offload and DBA overlap has
+// 9 segments and 27 ops, a Llama layer with tensor parallelism 4 and 11.
+constexpr double kSegmentsPerLayer = 12.0;
+constexpr double kOpsPerLayer = 32.0;
+// Step plans alive at once: the GPUs are coupled by collectives, so at most the current and the
+// next step's plans are held, plus the one being built.
+constexpr double kPlansAlive = 3.0;
+// Trace: events per GPU per layer of a traced step (segments, ops, waits, links) and the bytes one
+// event takes in memory and as JSON text (both are held while the file is written).
+constexpr double kTraceEventsPerLayer = 45.0;
+constexpr double kTraceBytesPerEvent = 700.0;
+// Cache simulation: bytes per context position of one (request, layer) pool (stamps, slots, the
+// queue) measured at 128K context over 8 and 64 sampled requests.
+constexpr double kPoolBytesPerPosition = 48.0;
+// SimGrid bookkeeping per actor (its context and the part of its stack it touches) and per
+// simulated GPU per step (GpuStepTimes and the step vectors).
+constexpr double kActorBytes = 96.0 * 1024.0;
+constexpr double kStepRecordBytes = 256.0;
+// What the process holds before any of the above: code, SimGrid, presets.
+constexpr double kBaseBytes = 64.0 * 1048576.0;
+
+// Wall time: SimGrid activities per GPU per layer of a step (compute segments, 4 flows per
+// all-to-all, 3 per offload fetch), seconds per activity (`ess-sim bench`: 0.5-1.5 us), seconds per
+// routed (token, expert) pick while building a plan, and per selected entry in the cache
+// simulation (synthetic top-k draw plus the pool update).
+constexpr double kActivitiesPerLayer = 12.0;
+constexpr double kSecondsPerActivity = 2.0e-6;
+constexpr double kSecondsPerRoutedPick = 30.0e-9;
+constexpr double kSecondsPerSelected = 60.0e-9;
+
+std::string gigabytes(double bytes) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.1f GB", bytes / 1e9);
+  return buf;
+}
+
+std::string duration(double seconds) {
+  char buf[64];
+  if (seconds < 120) {
+    std::snprintf(buf, sizeof buf, "%.0f s", seconds);
+  } else if (seconds < 7200) {
+    std::snprintf(buf, sizeof buf, "%.0f min", seconds / 60);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.1f h", seconds / 3600);
+  }
+  return buf;
+}
+
+std::string breakdown(const std::vector<ResourceEstimate::Part>& parts, bool bytes) {
+  std::vector<ResourceEstimate::Part> sorted = parts;
+  std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.value > b.value; });
+  std::ostringstream out;
+  for (const auto& p : sorted) {
+    if (p.value <= 0) continue;
+    out << "\n    " << p.what << ": " << (bytes ? gigabytes(p.value) : duration(p.value));
+    if (!p.knob.empty()) out << " (" << p.knob << ")";
+  }
+  return out.str();
+}
+
+void enforce(const ResourceEstimate& e, const ResourceLimits& limits) {
+  if (!limits.enforce) return;
+  if (e.memory_bytes() > limits.memory_bytes) {
+    throw ResourceError("this run would need about " + gigabytes(e.memory_bytes()) + " of memory, above the " +
+                        gigabytes(limits.memory_bytes) + " limit:" + breakdown(e.memory, true) +
+                        "\n  turn the setting of the largest part down, or pass --allow-large to run it anyway");
+  }
+  if (e.wall_seconds() > limits.wall_seconds) {
+    throw ResourceError("this run would take about " + duration(e.wall_seconds()) + " of wall time, above the " +
+                        duration(limits.wall_seconds) + " limit:" + breakdown(e.wall, false) +
+                        "\n  turn the setting of the largest part down, or pass --allow-large to run it anyway");
+  }
+}
+
+// The steps and contexts the cache simulation will ask a replay trace for (CacheSimulator::warm_up
+// then step): every warm-up window with a positive context, then every simulated step.
+void check_replay(const ReplayAccess& replay, const Scenario& s, const DecodeStepBuilder& builder, std::int64_t steps) {
+  const auto& c = s.cache;
+  const auto fail = [&](const std::string& message) {
+    throw AccessTraceError(replay.path(), std::nullopt, message);
+  };
+  const std::int64_t top_k = s.model.indexer->top_k;
+  if (replay.layers() != builder.layer_count()) {
+    fail("the trace has " + std::to_string(replay.layers()) + " layers; this scenario's model has " +
+         std::to_string(builder.layer_count()) + " (with its MTP modules in use)");
+  }
+  if (replay.top_k() != top_k) {
+    fail("the trace was recorded with top_k " + std::to_string(replay.top_k()) + "; this scenario's model selects " +
+         std::to_string(top_k) + " (model.indexer.top_k)");
+  }
+  if (replay.requests() < c.sampled_requests) {
+    fail("the trace holds " + std::to_string(replay.requests()) + " requests; this scenario samples " +
+         std::to_string(c.sampled_requests) + " (cache.sampled_requests)");
+  }
+  const auto& recorded = replay.steps();
+  const auto need = [&](int step, std::int64_t context, const std::string& why) {
+    const auto it = std::lower_bound(recorded.begin(), recorded.end(), step,
+                                     [](const TraceStep& t, int v) { return t.step < v; });
+    std::string held = recorded.empty() ? "no steps"
+                                        : "steps " + std::to_string(recorded.front().step) + " to " +
+                                              std::to_string(recorded.back().step);
+    if (it == recorded.end() || it->step != step) {
+      fail("step " + std::to_string(step) + " is not recorded (the trace holds " + held + "); this run needs " + why);
+    }
+    if (it->context != context) {
+      fail("step " + std::to_string(step) + " was recorded at context " + std::to_string(it->context) +
+           "; this run has context " + std::to_string(context) + " then (workload.context_length = " +
+           std::to_string(s.workload.context_length) + ", growing by workload.mtp.acceptance per step)");
+    }
+  };
+  const std::int64_t context = builder.context_at(0);
+  for (std::int64_t w = c.warmup_windows; w >= 1; --w) {
+    if (context - w < 1) continue;
+    need(static_cast<int>(-w), context - w,
+         "warm-up windows -" + std::to_string(c.warmup_windows) + " to -1 (cache.warmup_windows)");
+  }
+  for (std::int64_t step = 0; step < steps; ++step) {
+    need(static_cast<int>(step), builder.context_at(static_cast<int>(step)),
+         "steps 0 to " + std::to_string(steps - 1) + " (workload.decode_steps or --steps)");
+  }
+}
+
+}  // namespace
+
+double ResourceEstimate::memory_bytes() const {
+  double total = 0.0;
+  for (const auto& p : memory) total += p.value;
+  return total;
+}
+
+double ResourceEstimate::wall_seconds() const {
+  double total = 0.0;
+  for (const auto& p : wall) total += p.value;
+  return total;
+}
+
+ResourceEstimate estimate_resources(const Scenario& s, std::int64_t batch_per_gpu, std::int64_t steps,
+                                    int trace_steps, std::uint64_t replay_file_bytes) {
+  const auto& m = s.model;
+  const double gpus = static_cast<double>(s.hardware.nodes) * static_cast<double>(s.hardware.gpu.count);
+  const double ep = static_cast<double>(s.parallelism.expert_parallel);
+  const double layers = static_cast<double>(m.layers + std::max<std::int64_t>(0, s.workload.mtp.depth - 1));
+  const double moe_layers = m.moe ? layers : 0.0;  // an upper bound: dense layers have no all-to-all
+  const double n_steps = static_cast<double>(steps);
+  const double tokens = static_cast<double>(batch_per_gpu) * static_cast<double>(s.parallelism.tensor_parallel) *
+                        static_cast<double>(s.workload.mtp.depth);
+  const bool offload = s.cache.mode == CacheMode::offload;
+
+  ResourceEstimate e;
+  const std::string gpus_knob = "hardware.nodes x hardware.gpu.count = " +
+                                std::to_string(static_cast<long long>(gpus)) + " GPUs";
+  const double per_gpu_plan =
+      layers * (kSegmentsPerLayer * static_cast<double>(sizeof(Segment)) + kOpsPerLayer * static_cast<double>(sizeof(Op))) +
+      moe_layers * 2.0 * 2.0 * ep * static_cast<double>(sizeof(double));
+  e.memory.push_back({"step plans", gpus_knob, kPlansAlive * gpus * per_gpu_plan + gpus * ep * 8.0});
+  const double actors = gpus * (offload ? 3.0 : 1.0);
+  e.memory.push_back({"per-GPU records", gpus_knob + ", --steps " + std::to_string(steps),
+                      actors * kActorBytes + gpus * n_steps * kStepRecordBytes});
+  e.memory.push_back({"trace", "--trace-steps " + std::to_string(trace_steps),
+                      static_cast<double>(trace_steps) * gpus * layers * kTraceEventsPerLayer * kTraceBytesPerEvent});
+  if (offload) {
+    const double final_context = static_cast<double>(s.workload.context_length) +
+                                 n_steps * s.workload.mtp.acceptance;
+    const double sampled = static_cast<double>(s.cache.sampled_requests);
+    e.memory.push_back({"cache simulation", "cache.sampled_requests = " + std::to_string(s.cache.sampled_requests),
+                        layers * sampled * final_context * kPoolBytesPerPosition});
+    // The file, and one offset per record (a record takes at least 3 bytes).
+    e.memory.push_back({"replay trace", "cache.access.file",
+                        static_cast<double>(replay_file_bytes) * (1.0 + 8.0 / 3.0)});
+    const double top_k = static_cast<double>(m.indexer ? m.indexer->top_k : 0);
+    const double windows = static_cast<double>(s.cache.warmup_windows);
+    e.wall.push_back({"cache simulation", "cache.sampled_requests x (cache.warmup_windows + steps) = " +
+                                              std::to_string(s.cache.sampled_requests) + " x " +
+                                              std::to_string(static_cast<long long>(windows + n_steps)),
+                      (windows + n_steps) * layers * sampled * top_k * kSecondsPerSelected});
+  }
+  e.memory.push_back({"program", "", kBaseBytes});
+  e.wall.push_back({"event simulation", gpus_knob + " x --steps " + std::to_string(steps),
+                    n_steps * gpus * layers * kActivitiesPerLayer * kSecondsPerActivity});
+  const double picks = m.moe ? static_cast<double>(m.moe->experts_per_token) : 0.0;
+  e.wall.push_back({"MoE routing", gpus_knob + " x batch", n_steps * gpus * moe_layers * tokens * picks * kSecondsPerRoutedPick});
+  return e;
+}
+
+Preflight preflight(const Scenario& scenario, std::int64_t steps, int trace_steps, const ResourceLimits& limits) {
+  Preflight p;
+  p.steps = steps > 0 ? steps : scenario.workload.decode_steps;
+  p.batch_per_gpu = resolve_batch(scenario);
+  p.memory = plan_memory(scenario, p.batch_per_gpu);
+
+  const bool offload = scenario.cache.mode == CacheMode::offload;
+  const bool replay = offload && scenario.cache.access.model == "replay";
+  std::uint64_t replay_bytes = 0;
+  if (replay) {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(scenario.cache.access.file, ec);
+    if (!ec) replay_bytes = size;
+  }
+  p.estimate = estimate_resources(scenario, p.batch_per_gpu, p.steps, trace_steps, replay_bytes);
+  enforce(p.estimate, limits);
+
+  const auto& placement = p.memory.placement;
+  const DecodeStepBuilder builder(scenario, p.batch_per_gpu, offload ? placement.offloaded : 0, placement.cold_fraction);
+  if (replay) {
+    p.replay = std::make_unique<ReplayAccess>(scenario.cache.access.file);
+    check_replay(*p.replay, scenario, builder, p.steps);
+  }
+  // Price every operator of the first and the last step (the context grows in between): a cost
+  // model that cannot price one (no peak for the model's dtype, say) fails here, with its message.
+  const std::vector<LayerAccess> access(static_cast<std::size_t>(builder.layer_count()));
+  try {
+    for (const std::int64_t step : {std::int64_t{0}, p.steps - 1}) {
+      Rng rng(scenario.seed);
+      (void)builder.build(static_cast<int>(step), rng, offload ? &access : nullptr);
+      if (p.steps == 1) break;
+    }
+  } catch (const UnsupportedError& e) {
+    throw ConfigError(scenario.origin, "/hardware",
+                      std::string(e.what()) + "; the model " + scenario.model.name + " needs it on this hardware");
+  }
+  return p;
+}
+
+}  // namespace ess

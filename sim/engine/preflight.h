@@ -1,0 +1,67 @@
+// Everything about a run that can be known without SimGrid, checked before the engine starts:
+// the batch and memory plan, the cost of every operator of the first and last step (a hardware
+// without the model's dtype peak fails here, not inside an actor), a replay trace's coverage of
+// the steps and contexts the run will ask for, and the memory and wall time the run will need.
+// `ess-sim check` runs it too, so what `run` would refuse, `check` refuses.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "models/units.h"
+#include "sim/config/scenario.h"
+#include "sim/memory/memory_plan.h"
+#include "sim/offload/access_trace.h"
+
+namespace ess {
+
+// Refusal thresholds for the estimates below (the defaults are documented in sim/README.md; the
+// CLI lifts them with --allow-large). Far above the bundled scenarios (~0.1 GB, ~2 s each).
+struct ResourceLimits {
+  double memory_bytes = 16.0 * 1073741824.0;  // 16 GiB
+  double wall_seconds = 600.0;                // 10 minutes
+  bool enforce = true;
+};
+
+// What a run is expected to need, by component, with the setting that drives each.
+struct ResourceEstimate {
+  struct Part {
+    std::string what;  // "step plans", "cache simulation", ...
+    std::string knob;  // what to turn to shrink it: "hardware.nodes", "--trace-steps", ...
+    double value = 0.0;
+  };
+  std::vector<Part> memory;  // bytes
+  std::vector<Part> wall;    // seconds on the machine the constants were measured on
+  [[nodiscard]] double memory_bytes() const;
+  [[nodiscard]] double wall_seconds() const;
+};
+
+// A run that exceeds a limit: bad input (exit 2), with the estimate and the knob to turn.
+class ResourceError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Preflight {
+  std::int64_t batch_per_gpu = 0;
+  MemoryBudget memory;
+  std::int64_t steps = 0;
+  ResourceEstimate estimate;
+  std::unique_ptr<ReplayAccess> replay;  // offload with cache.access.model "replay": loaded and checked
+};
+
+// `steps`: the steps the run simulates (0: workload.decode_steps); `trace_steps`: the steps its
+// trace records. Throws ConfigError, CapacityError, AccessTraceError, UnsupportedError (a cost
+// model cannot price an operator) or ResourceError, all bad input.
+[[nodiscard]] Preflight preflight(const Scenario& scenario, std::int64_t steps, int trace_steps,
+                                  const ResourceLimits& limits);
+
+// The estimate alone (no limits, no plans built); exposed for tests and `bench`.
+[[nodiscard]] ResourceEstimate estimate_resources(const Scenario& scenario, std::int64_t batch_per_gpu,
+                                                  std::int64_t steps, int trace_steps,
+                                                  std::uint64_t replay_file_bytes);
+
+}  // namespace ess
