@@ -43,6 +43,8 @@ void add_bench_command(CLI::App& app, CommandAction& action) {
       const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
       const double steps = static_cast<double>(r.steps);
       const double activities = static_cast<double>(r.activities);
+      // The preflight estimate beside the measurement, so its constants can be checked on any machine.
+      const ResourceEstimate estimate = estimate_resources(scenario, r.batch_per_gpu, r.steps, 0, 0);
       if (o->json) {
         out << nlohmann::ordered_json{{"scenario", scenario.name.empty() ? scenario.origin : scenario.name},
                                       {"steps", r.steps},
@@ -50,7 +52,9 @@ void add_bench_command(CLI::App& app, CommandAction& action) {
                                       {"wall_s", wall},
                                       {"wall_per_step_s", wall / steps},
                                       {"activities", r.activities},
-                                      {"activities_per_s", activities / wall}}
+                                      {"activities_per_s", activities / wall},
+                                      {"estimated_wall_s", estimate.wall_seconds()},
+                                      {"estimated_memory_bytes", estimate.memory_bytes()}}
                    .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
             << "\n";
         return 0;
@@ -59,10 +63,11 @@ void add_bench_command(CLI::App& app, CommandAction& action) {
       std::snprintf(buf, sizeof buf,
                     "%s: %lld steps on %d GPUs (batch %lld per GPU)\n"
                     "  wall time            %.3f s   (%.2f ms per simulated step, includes building the step plans)\n"
-                    "  SimGrid activities   %.0f   (%.0f per step, %.0f per second)\n",
+                    "  SimGrid activities   %.0f   (%.0f per step, %.0f per second)\n"
+                    "  preflight estimate   %.3f s of wall time, %.2f GB of memory (the limits' estimate)\n",
                     (scenario.name.empty() ? scenario.origin : scenario.name).c_str(), static_cast<long long>(r.steps),
                     r.gpus, static_cast<long long>(r.batch_per_gpu), wall, wall / steps * 1e3, activities,
-                    activities / steps, activities / wall);
+                    activities / steps, activities / wall, estimate.wall_seconds(), estimate.memory_bytes() / 1e9);
       out << buf;
       return 0;
     };
