@@ -425,7 +425,8 @@ void read_vidur_network(const CsvTable& t, MeasurementInput& in, MeasurementSet&
   const std::size_t c_size = t.column("size");
   const std::size_t c_dpn = t.column("devices_per_node");
   const std::size_t c_collective = t.column("collective");
-  std::vector<std::string> statistics{"", "rank", "max_devices_per_node"};
+  const std::size_t c_max_dpn = t.column("max_devices_per_node");
+  std::vector<std::string> statistics{"", "rank"};
   add_time_stats(statistics, op);
   std::erase(statistics, "time_stats." + op + ".median");  // the time fitted, checked as one
   const std::vector<std::size_t> other_numbers = t.present(statistics);
@@ -436,6 +437,9 @@ void read_vidur_network(const CsvTable& t, MeasurementInput& in, MeasurementSet&
     }
     const std::int64_t workers = t.integer(r, c_workers, kCollectiveGpus);
     const std::int64_t per_node = t.integer(r, c_dpn, kGpus);
+    if (per_node > t.integer(r, c_max_dpn, kGpus)) {
+      t.fail(r, c_dpn, "more devices per node than the row's max_devices_per_node (" + t.text(r, c_max_dpn) + ")");
+    }
     const std::int64_t bytes = t.integer(r, c_size, kBytes);
     const double seconds = t.seconds_from_ms(r, c_time);
     if (!allreduce && workers != 2) t.fail(r, c_workers, "a send_recv row must have 2 workers");

@@ -720,6 +720,13 @@ TEST_CASE("hostile input: duplicate, unknown and missing CSV columns and rows of
         "0,0.04,0.06,0.05,0.05,0.01,0,4,1048576,send_recv,4,8\n");
     check_error({path}, {path, "line 2, column 10", "expected all_reduce", "send_recv"});
   }
+  SECTION("more devices per node than the row's node has") {
+    const std::string path = write(dir, "network_a100_dgx_all_reduce.csv",
+        ",time_stats.all_reduce.min,time_stats.all_reduce.max,time_stats.all_reduce.mean,time_stats.all_reduce.median,"
+        "time_stats.all_reduce.std,rank,num_workers,size,collective,devices_per_node,max_devices_per_node\n"
+        "0,0.04,0.06,0.05,0.05,0.01,0,16,1048576,all_reduce,16,8\n");
+    check_error({path}, {path, "line 2, column 11", "\"devices_per_node\"", "max_devices_per_node (8)"});
+  }
   SECTION("a row with an extra or a missing field") {
     const std::string extra = write(dir, "compute_a100_x.csv", std::string(kVidurComputeHeader) + "\n" + row + "\n" + row + ",7\n");
     check_error({extra}, {extra, "line 3", "has 59 fields, the header has 58"});
