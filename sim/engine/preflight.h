@@ -19,10 +19,10 @@
 namespace ess {
 
 // Refusal thresholds for the estimates below (the defaults are documented in sim/README.md; the
-// CLI lifts them with --allow-large). Far above the bundled scenarios (~0.1 GB, ~2 s each).
+// CLI lifts them with --allow-large). Far above the bundled scenarios (<0.3 GB, <3.5 s each).
 struct ResourceLimits {
-  double memory_bytes = 16.0 * 1073741824.0;  // 16 GiB
-  double wall_seconds = 600.0;                // 10 minutes
+  double memory_bytes = 8.0 * 1073741824.0;  // 8 GiB: half of a common 16 GB workstation
+  double wall_seconds = 120.0;               // 2 minutes: the bundled scenarios take 0.1-3.5 s
   bool enforce = true;
 };
 
