@@ -83,10 +83,17 @@ TEST_CASE("a run too large for memory is refused with the estimate, and check re
     CHECK(r.out.empty());
     CHECK_THAT(r.err, Catch::Contains("GB of memory") && Catch::Contains("32768 GPUs") && Catch::Contains("--allow-large"));
   }
-  // --allow-large lifts the limit: check then accepts it (without simulating it).
-  std::vector<std::string> args = {"check", kScenario, "--allow-large"};
-  args.insert(args.end(), sets.begin(), sets.end());
-  CHECK(run(args).code == 0);
+}
+
+TEST_CASE("a run too long for the wall-time limit is refused, and --allow-large lifts the limit") {
+  // A million steps of the bundled scenario: hours of wall time.
+  std::vector<std::string> args = {"check", kScenario, "--set", "workload.decode_steps=1000000"};
+  const auto refused = run(args);
+  CHECK(refused.code == 2);
+  CHECK_THAT(refused.err, Catch::Contains("of wall time") && Catch::Contains("event simulation") &&
+                              Catch::Contains("--allow-large"));
+  args.push_back("--allow-large");
+  CHECK(run(args).code == 0);  // check does not simulate: it only prices the first and last step
 }
 
 TEST_CASE("a replay trace that is a directory, or missing, is exit 2 from check") {
