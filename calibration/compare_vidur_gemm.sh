@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Compares ess-sim's GEMM cost model (uncalibrated preset parameters) with the kernel times that
-# microsoft/vidur measured for Llama-2-7B on A100 and H100 (../shared/data/vidur, fp16, TP1).
+# microsoft/vidur measured for Llama-2-7B on A100 and H100 (calibration/data/public/vidur, fp16, TP1).
+# Run from the repository root:
 #
-#   calibration/compare_vidur_gemm.sh [ESS_SIM_BINARY] [SHARED_DATA_DIR]
+#   calibration/compare_vidur_gemm.sh [ESS_SIM_BINARY] [VIDUR_DATA_DIR]
 #
 # Prints one row per (GPU, GEMM, tokens): predicted and measured median time and the signed
 # relative error (predicted - measured) / measured, then the median absolute error per GPU.
 set -euo pipefail
 
 ess_sim=${1:-build/release/ess-sim}
-data=${2:-../shared/data/vidur}
+data=${2:-calibration/data/public/vidur}
 [ -x "$ess_sim" ] || { echo "error: $ess_sim is not an executable (build first: cmake --preset release && cmake --build build/release)" >&2; exit 2; }
 
 # Llama-2-7B: hidden 4096, MLP width 11008; Vidur's op names -> (n, k) of Y[m x n] = X[m x k] W.

@@ -1,6 +1,7 @@
 // Reading measurements for calibration: our own ess-bench output (kernels/, schema
-// "ess-sim/measurements/v1", described in calibration/README.md) and three public formats copied
-// unchanged from their repositories (../shared/data/SOURCES.md):
+// "ess-sim/measurements/v1", described in calibration/README.md) and three public formats, whose
+// files are copied unchanged from their repositories into calibration/data/public/ (origins and
+// licenses in its READMEs):
 //
 //   vidur-compute   microsoft/vidur data/profiling/compute/<gpu>/<model>/mlp.csv: per-layer GEMMs
 //                   and RMSNorms of one model vs num_tokens and TP (times in ms, fp16)

@@ -340,7 +340,7 @@ TEST_CASE("Vidur compute CSV: four GEMM shapes per row for TP 1 and TP 2, times 
 
 TEST_CASE("Vidur compute CSV: the header used in these tests is Vidur's own", "[measurements]") {
   const std::filesystem::path real =
-      std::filesystem::path(ESS_SHARED_DIR) / "data/vidur/compute_a100_meta-llama_Llama-2-7b-hf_mlp.csv";
+      std::filesystem::path(ESS_SOURCE_DIR) / "calibration/data/public/vidur/compute_a100_meta-llama_Llama-2-7b-hf_mlp.csv";
   std::ifstream in(real);
   REQUIRE(in.good());
   std::string header;

@@ -1,6 +1,6 @@
 // The shipped profiles calibration/profiles/{a100-80gb-sxm,h100-sxm}-measured.json are
-// recomputed from the public measurements in ../shared/data on every run, with the command each
-// records. The recomputed profile must match the shipped one (a stale profile fails: regenerate it
+// recomputed from the public measurements in calibration/data/public/ on every run, with the
+// command each records. The recomputed profile must match the shipped one (a stale profile fails: regenerate it
 // with the command it records), and each model's cross-validated error must stay under the
 // ceiling written here, so a regenerated profile cannot quietly get worse.
 //
@@ -229,7 +229,7 @@ TEST_CASE("shell_command quotes every word so that /bin/sh gives it back unchang
   // The words a calibration command may hold: the apostrophe of "preset's" (unquoted in the
   // profiles before), spaces, sh's special characters, an empty word, a repository-relative path.
   const std::vector<std::string> words = {"ess-sim", "calibrate", "calibration/data/h100/measurements.json",
-                                          "../shared/data/vidur/compute_a100_x.csv", "--description",
+                                          "calibration/data/public/vidur/compute_a100_x.csv", "--description",
                                           "PCIe, gather and all-to-all are the base preset's", "it's 'quoted' \"twice\"",
                                           "$HOME `id` $(id) ; | & < > * ? [a] ~ # !", "back\\slash", "", "tab\there",
                                           "new\nline", "'", "''", "--gpu", "H100"};
@@ -237,8 +237,8 @@ TEST_CASE("shell_command quotes every word so that /bin/sh gives it back unchang
   INFO(line);
   CHECK(shell_words(line) == words);
   // Words sh leaves alone are written as they are, so the common command stays readable.
-  CHECK(ess::shell_command({"ess-sim", "calibrate", "../shared/data/a.csv", "--folds", "5", "-o", "calibration/p.json"}) ==
-        "ess-sim calibrate ../shared/data/a.csv --folds 5 -o calibration/p.json");
+  CHECK(ess::shell_command({"ess-sim", "calibrate", "calibration/data/public/a.csv", "--folds", "5", "-o", "p.json"}) ==
+        "ess-sim calibrate calibration/data/public/a.csv --folds 5 -o p.json");
   CHECK(ess::shell_command({"preset's"}) == "'preset'\\''s'");
 }
 

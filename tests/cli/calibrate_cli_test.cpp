@@ -11,7 +11,7 @@
 
 namespace {
 
-const std::string kShared = std::string(ESS_SHARED_DIR) + "/data/";
+const std::string kPublic = std::string(ESS_SOURCE_DIR) + "/calibration/data/public/";
 
 }  // namespace
 
@@ -28,13 +28,13 @@ TEST_CASE("calibrate writes a profile that cost --hardware accepts, and nothing 
   CHECK_FALSE(std::filesystem::exists(profile));
   // An unknown base preset: exit 2 with a did-you-mean.
   err.str("");
-  CHECK(ess::run_cli({"calibrate", kShared + "vidur/network_a100_dgx_send_recv.csv", "--base", "a100", "-o", profile},
+  CHECK(ess::run_cli({"calibrate", kPublic + "vidur/network_a100_dgx_send_recv.csv", "--base", "a100", "-o", profile},
                      out, err) == 2);
   CHECK_THAT(err.str(), Catch::Contains("did you mean"));
   CHECK_FALSE(std::filesystem::exists(profile));
   // The NCCL send/recv table alone: the P2P model is fitted, the rest kept from the base.
   out.str("");
-  REQUIRE(ess::run_cli({"calibrate", kShared + "vidur/network_a100_dgx_send_recv.csv", "--base", "a100-80gb-sxm",
+  REQUIRE(ess::run_cli({"calibrate", kPublic + "vidur/network_a100_dgx_send_recv.csv", "--base", "a100-80gb-sxm",
                         "-o", profile},
                        out, err) == 0);
   CHECK_THAT(out.str(), Catch::Contains("nvlink-p2p") && Catch::Contains("base values kept: pcie-copy"));
