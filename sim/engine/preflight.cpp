@@ -182,7 +182,7 @@ ResourceEstimate estimate_resources(const Scenario& s, std::int64_t batch_per_gp
       moe_layers * 2.0 * 2.0 * ep * static_cast<double>(sizeof(double));
   e.memory.push_back({"step plans", gpus_knob, kPlansAlive * gpus * per_gpu_plan + gpus * ep * 8.0});
   const double actors = gpus * (offload ? 3.0 : 1.0);
-  e.memory.push_back({"per-GPU records", gpus_knob + ", --steps " + std::to_string(steps),
+  e.memory.push_back({"per-GPU records", gpus_knob + ", " + std::to_string(steps) + " steps",
                       actors * kActorBytes + gpus * n_steps * kStepRecordBytes});
   const double trace_events = static_cast<double>(trace_steps) * gpus * layers * kTraceEventsPerLayer;
   e.memory.push_back({"trace", "--trace-steps " + std::to_string(trace_steps), trace_events * kTraceBytesPerEvent});
@@ -204,7 +204,7 @@ ResourceEstimate estimate_resources(const Scenario& s, std::int64_t batch_per_gp
                       (windows + n_steps) * layers * sampled * top_k * kSecondsPerSelected});
   }
   e.memory.push_back({"program", "", kBaseBytes});
-  e.wall.push_back({"event simulation", gpus_knob + " x --steps " + std::to_string(steps),
+  e.wall.push_back({"event simulation", gpus_knob + " x " + std::to_string(steps) + " steps (workload.decode_steps or --steps)",
                     n_steps * gpus * layers * kActivitiesPerLayer * kSecondsPerActivity});
   const double picks = m.moe ? static_cast<double>(m.moe->experts_per_token) : 0.0;
   e.wall.push_back({"MoE routing", gpus_knob + " x batch", n_steps * gpus * moe_layers * tokens * picks * kSecondsPerRoutedPick});
