@@ -1,5 +1,6 @@
-// Reading JSON documents for configuration: precise syntax errors (line and column) and
-// duplicate keys rejected (nlohmann::json would silently keep the last one).
+// Reading untrusted JSON documents (scenarios, presets, profiles, measurements, traces): precise
+// syntax errors (line and column) and duplicate keys rejected (nlohmann::json would silently keep
+// the last one), in time linear in the text (traces hold millions of events).
 #pragma once
 
 #include <cstddef>
@@ -16,8 +17,9 @@ namespace ess {
 inline constexpr std::size_t kMaxJsonDepth = 64;
 
 // Parses `text`; `origin` names it in errors (a path, "built-in preset ...", "--set ...").
-// Throws ConfigError on a syntax error ("line 3, column 7: ..."), a duplicate key (with its JSON
-// pointer) or nesting deeper than kMaxJsonDepth.
+// Throws ConfigError on a syntax error or a number beyond the double range ("invalid JSON at
+// line 3, column 7: ..."), a duplicate key (with its JSON pointer) or nesting deeper than
+// kMaxJsonDepth; nothing else for any input.
 [[nodiscard]] nlohmann::json parse_json_text(std::string_view text, const std::string& origin);
 
 // The bytes of a file; ConfigError (naming the path) when it is missing, a directory or unreadable.
