@@ -65,11 +65,9 @@ std::string op_name(const std::string& name) {
 
 }  // namespace
 
-namespace {
-
 // The simulation runs as many steps as the trace holds; more than the scenario decodes cannot be
 // its run (and a hostile step count must not start a simulation of a million steps).
-void check_step_count(const Scenario& scenario, std::int64_t steps) {
+void check_trace_steps(const Scenario& scenario, std::int64_t steps) {
   if (steps < 1 || steps > scenario.workload.decode_steps) {
     throw std::invalid_argument("the trace holds " + std::to_string(steps) + " decode steps but the scenario " +
                                 scenario.origin + " decodes " + std::to_string(scenario.workload.decode_steps) +
@@ -77,6 +75,8 @@ void check_step_count(const Scenario& scenario, std::int64_t steps) {
                                 "trace of more steps, raise workload.decode_steps with --set)");
   }
 }
+
+namespace {
 
 std::optional<ValidationCategory> compute_category(const std::string& cat) {
   const auto c = parse_validation_category(cat);
@@ -91,7 +91,7 @@ std::vector<StepProfile> simulated_profile(const Scenario& scenario, std::int64_
 }
 
 SimulatedRun simulate_for_validation(const Scenario& scenario, std::int64_t steps) {
-  check_step_count(scenario, steps);
+  check_trace_steps(scenario, steps);
   Simulation sim(scenario, SimulationOptions{steps, static_cast<int>(std::min<std::int64_t>(steps, 1000))});
   const RunResult r = sim.run();
   SimulatedRun out;

@@ -55,9 +55,12 @@ struct ValidationReport {
   bool passed = false;  // step_errors.median_abs <= threshold
 };
 
+// std::invalid_argument unless 1 <= steps <= workload.decode_steps: a trace of more steps than the
+// scenario decodes cannot be its run.
+void check_trace_steps(const Scenario& scenario, std::int64_t steps);
+
 // The simulation's profile of `steps` decode steps of the scenario (GPU 0), with each step's shape
-// (ops per category, layers). std::invalid_argument unless 1 <= steps <= workload.decode_steps:
-// a trace of more steps than the scenario decodes cannot be its run.
+// (ops per category, layers); check_trace_steps first.
 [[nodiscard]] std::vector<StepProfile> simulated_profile(const Scenario& scenario, std::int64_t steps);
 
 // The same, with the time per op name per step (from the simulation's trace of GPU 0: compute

@@ -4,9 +4,9 @@
 #include <cmath>
 #include <unordered_map>
 
+#include "sim/config/config_error.h"
 #include "sim/config/json_text.h"
 #include "sim/io/read_file.h"
-#include "validate/trace_json.h"
 
 namespace ess {
 
@@ -23,6 +23,16 @@ std::string read_file(const std::string& path) {
     throw TraceError(path, "", describe(problem));
   }
   return text;
+}
+
+// The document in `text`: parse_json_text's checks (syntax, duplicate keys, depth, number range)
+// in linear time, its ConfigError reported as a TraceError with the same position or pointer.
+nlohmann::json parse_json(std::string_view text, const std::string& origin) {
+  try {
+    return parse_json_text(text, origin);
+  } catch (const ConfigError& e) {
+    throw TraceError(origin, e.pointer(), e.message());
+  }
 }
 
 // Times in traces are microseconds. Slack allowed when checking that an event lies inside its step:
@@ -66,6 +76,13 @@ std::string text(const nlohmann::json& e, const char* key, const std::string& pa
   return it->get<std::string>();
 }
 
+// Whether the event is a complete event ("ph": "X", the only phase with a duration); TraceError
+// when it is not an object or its "ph" is not a string.
+bool is_complete_event(const nlohmann::json& e, const std::string& path, const std::string& where) {
+  if (!e.is_object()) throw TraceError(path, where, "an event must be an object, found " + describe_json(e));
+  return text(e, "ph", path, where) == "X";
+}
+
 // An integer argument args[key] in [lo, hi); nullopt when absent (and not `required`).
 std::optional<std::int64_t> integer_arg(const nlohmann::json& e, const char* key, std::int64_t lo, std::int64_t hi,
                                         bool required, const std::string& path, const std::string& where) {
@@ -101,8 +118,7 @@ void parse_runner(const nlohmann::json& events, MeasuredTrace& t) {
   for (std::size_t i = 0; i < events.size(); ++i) {
     const nlohmann::json& e = events[i];
     const std::string where = event_pointer(i);
-    if (!e.is_object()) throw TraceError(t.path, where, "an event must be an object, found " + describe_json(e));
-    if (text(e, "ph", t.path, where) != "X") continue;
+    if (!is_complete_event(e, t.path, where)) continue;
     const std::string cat = text(e, "cat", t.path, where);
     const std::string name = text(e, "name", t.path, where);
     // The runner's clock starts at its first step: nothing precedes it.
@@ -205,8 +221,7 @@ void parse_kineto(const nlohmann::json& events, MeasuredTrace& t, const Category
   for (std::size_t i = 0; i < events.size(); ++i) {
     const nlohmann::json& e = events[i];
     const std::string where = event_pointer(i);
-    if (!e.is_object()) throw TraceError(t.path, where, "an event must be an object, found " + describe_json(e));
-    if (text(e, "ph", t.path, where) != "X") continue;
+    if (!is_complete_event(e, t.path, where)) continue;
     const std::string cat = text(e, "cat", t.path, where);
     const auto name_it = e.find("name");
     if (name_it != e.end() && !name_it->is_string()) {
@@ -376,7 +391,7 @@ CategoryMap CategoryMap::parse(const nlohmann::json& doc, const std::string& ori
 }
 
 CategoryMap CategoryMap::parse_text(std::string_view text, const std::string& origin) {
-  return parse(parse_trace_json(text, origin), origin);
+  return parse(parse_json(text, origin), origin);
 }
 
 CategoryMap CategoryMap::read(const std::string& path) { return parse_text(read_file(path), path); }
@@ -442,7 +457,7 @@ MeasuredTrace parse_trace(const nlohmann::json& doc, const std::string& path, co
 }
 
 MeasuredTrace parse_trace_text(std::string_view text, const std::string& path, const CategoryMap* kineto_map) {
-  return parse_trace(parse_trace_json(text, path), path, kineto_map);
+  return parse_trace(parse_json(text, path), path, kineto_map);
 }
 
 MeasuredTrace read_trace(const std::string& path, const CategoryMap* kineto_map) {

@@ -10,7 +10,7 @@
 // The format is recognised from the content; anything else is a TraceError saying what was found.
 //
 // Input is untrusted: JSON is read with duplicate keys, nesting beyond 64 levels and numbers beyond
-// the double range rejected (validate/trace_json.h), every time is checked (finite, durations >= 0,
+// the double range rejected (ess::parse_json_text, sim/config/json_text.h), every time is checked (finite, durations >= 0,
 // steps > 0 and not overlapping, events inside their step), and every problem is a TraceError naming
 // the file, the JSON pointer of the event and what was expected.
 #pragma once

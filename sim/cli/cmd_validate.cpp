@@ -5,6 +5,7 @@
 // configuration (arguments and access trace) for that scenario.
 #include <filesystem>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,17 @@ double parse_threshold(const std::string& text) {
     if (*p > 0.0 && *p < 10.0) return *p;
   }
   throw ConfigError("--threshold " + text, "", "expected a percentage such as 3% (greater than 0)");
+}
+
+// Runs a comparison of the trace with the scenario; its std::invalid_argument (a trace whose shape
+// cannot be the scenario's, compare.h) becomes a TraceError naming the trace file.
+template <typename F>
+auto naming_trace(const std::string& trace_path, F&& compare) {
+  try {
+    return compare();
+  } catch (const std::invalid_argument& e) {
+    throw TraceError(trace_path, "", e.what());
+  }
 }
 
 }  // namespace
@@ -73,10 +85,7 @@ void add_validate_command(CLI::App& app, CommandAction& action) {
       }
       if (o->trace.empty()) throw ConfigError("validate", "", "--trace is required (or --prepare DIR)");
       const double threshold = parse_threshold(o->threshold);
-      const CategoryMap map = o->categories.empty()
-                                  ? CategoryMap::parse(nlohmann::json::parse(kDefaultKinetoCategories),
-                                                       "built-in validate/kineto-categories.json")
-                                  : CategoryMap::read(o->categories);
+      const CategoryMap map = o->categories.empty() ? CategoryMap::builtin() : CategoryMap::read(o->categories);
       const MeasuredTrace trace = read_trace(o->trace, &map);
       if (trace.format == "ess-runner") {
         const auto sha = trace.metadata.find("scenario_sha256");
@@ -87,9 +96,11 @@ void add_validate_command(CLI::App& app, CommandAction& action) {
                                "prepared from)");
         }
       }
-      const SimulatedRun simulated = simulate_for_validation(scenario, static_cast<std::int64_t>(trace.steps.size()));
-      ValidationReport report = compare_profiles(trace.steps, simulated.steps, threshold);
-      if (!trace.ops.empty()) report.ops = compare_ops(trace.ops, simulated.ops);
+      const auto steps = static_cast<std::int64_t>(trace.steps.size());
+      naming_trace(o->trace, [&] { check_trace_steps(scenario, steps); });
+      const SimulatedRun simulated = simulate_for_validation(scenario, steps);
+      ValidationReport report = naming_trace(o->trace, [&] { return compare_profiles(trace.steps, simulated.steps, threshold); });
+      if (!trace.ops.empty()) report.ops = naming_trace(o->trace, [&] { return compare_ops(trace.ops, simulated.ops); });
       const std::string json = validation_json(report, trace).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
       if (!o->output.empty()) write_file_atomically(o->output, json);
       out << (o->json ? json : format_validation_report(report, trace));
