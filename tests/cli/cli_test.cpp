@@ -9,27 +9,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/cli/cli.h"
+#include "tests/cli/cli_run.h"
 
 namespace {
 
-struct Run {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-Run run(const std::vector<std::string>& args) {
-  std::ostringstream out;
-  std::ostringstream err;
-  Run r;
-  r.code = ess::run_cli(args, out, err);
-  r.out = out.str();
-  r.err = err.str();
-  return r;
-}
-
-const std::string kScenario = std::string(ESS_SOURCE_DIR) + "/scenarios/dsv32-baseline-32k.json";
+using Run = ess::test::CliRun;
+Run run(const std::vector<std::string>& args) { return ess::test::run_cli(args); }
+const std::string kScenario = ess::test::kBundledScenario;
 
 std::filesystem::path temp_file(const std::string& name, const std::string& text) {
   const auto dir = std::filesystem::temp_directory_path() / "ess-sim-cli-test";

@@ -21,11 +21,7 @@ class FirstFour final : public ess::AccessModel {
 // overhead-only GPU (every kernel 10 us); a replayed trace so that the misses are known: the pool
 // starts empty (no warm-up), so step 0 misses all 4 selected entries: 4 x 656 = 2,624 B in one run.
 nlohmann::json offload_scenario(const std::string& overlap, const std::string& transfer, const std::string& trace) {
-  nlohmann::json model = ess::test::one_layer_model(false);
-  model["name"] = "one-layer-mla";
-  model["attention"] = {{"kind", "mla"}, {"heads", 8}, {"q_lora_rank", 64}, {"kv_lora_rank", 512}, {"qk_nope_head_dim", 64},
-                        {"qk_rope_head_dim", 64}, {"v_head_dim", 64}, {"cache_dtype", "fp8"}, {"cache_bytes_per_token", "656B"}};
-  model["indexer"] = {{"heads", 4}, {"head_dim", 64}, {"top_k", 4}, {"cache_bytes_per_token", "132B"}};
+  const nlohmann::json model = ess::test::one_layer_mla_model();
   return {{"model", model},
           {"hardware", ess::test::overhead_only_hardware(1)},
           {"workload", {{"batch_per_gpu", 1}, {"context_length", 8}, {"decode_steps", 1}}},

@@ -22,11 +22,7 @@ class FirstFour final : public ess::AccessModel {
 
 // One MLA layer with a top-4 indexer on one overhead-only GPU, 8 cached tokens, replayed access.
 nlohmann::json replay_scenario(const std::string& trace, int steps) {
-  nlohmann::json model = ess::test::one_layer_model(false);
-  model["name"] = "one-layer-mla";
-  model["attention"] = {{"kind", "mla"}, {"heads", 8}, {"q_lora_rank", 64}, {"kv_lora_rank", 512}, {"qk_nope_head_dim", 64},
-                        {"qk_rope_head_dim", 64}, {"v_head_dim", 64}, {"cache_dtype", "fp8"}, {"cache_bytes_per_token", "656B"}};
-  model["indexer"] = {{"heads", 4}, {"head_dim", 64}, {"top_k", 4}, {"cache_bytes_per_token", "132B"}};
+  const nlohmann::json model = ess::test::one_layer_mla_model();
   return {{"model", model},
           {"hardware", ess::test::overhead_only_hardware(1)},
           {"workload", {{"batch_per_gpu", 1}, {"context_length", 8}, {"decode_steps", steps}}},

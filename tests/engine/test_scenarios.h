@@ -49,6 +49,17 @@ inline nlohmann::json one_layer_model(bool moe) {
   return m;
 }
 
+// The one-layer model with MLA attention and a top-4 indexer (656 B latent, 132 B indexer entries):
+// the smallest model the offload path runs.
+inline nlohmann::json one_layer_mla_model() {
+  nlohmann::json model = one_layer_model(false);
+  model["name"] = "one-layer-mla";
+  model["attention"] = {{"kind", "mla"}, {"heads", 8}, {"q_lora_rank", 64}, {"kv_lora_rank", 512}, {"qk_nope_head_dim", 64},
+                        {"qk_rope_head_dim", 64}, {"v_head_dim", 64}, {"cache_dtype", "fp8"}, {"cache_bytes_per_token", "656B"}};
+  model["indexer"] = {{"heads", 4}, {"head_dim", 64}, {"top_k", 4}, {"cache_bytes_per_token", "132B"}};
+  return model;
+}
+
 inline Scenario load(const nlohmann::json& doc) { return load_scenario_text(doc.dump(), "test-scenario.json"); }
 
 }  // namespace ess::test

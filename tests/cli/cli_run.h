@@ -1,0 +1,31 @@
+// Runs the ess-sim command line in-process and keeps what it printed, for the CLI tests.
+#pragma once
+
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "sim/cli/cli.h"
+
+namespace ess::test {
+
+struct CliRun {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+inline CliRun run_cli(const std::vector<std::string>& args) {
+  std::ostringstream out;
+  std::ostringstream err;
+  CliRun r;
+  r.code = ess::run_cli(args, out, err);
+  r.out = out.str();
+  r.err = err.str();
+  return r;
+}
+
+// The bundled scenario most CLI tests run.
+inline const std::string kBundledScenario = std::string(ESS_SOURCE_DIR) + "/scenarios/dsv32-baseline-32k.json";
+
+}  // namespace ess::test
