@@ -208,11 +208,26 @@ Parallelism read_parallelism(ObjectReader& r, const ModelConfig& model, const Ha
     const std::string ep = "expert_parallel (" + std::to_string(p.expert_parallel) +
                            (stated ? ")" : ", the default: all GPUs)");
     if (world % p.expert_parallel != 0) r.fail("expert_parallel", ep + " must divide the " + world_text);
-    if (model.moe->routed_experts % p.expert_parallel != 0) {
-      r.fail("expert_parallel", ep + " must divide the " + std::to_string(model.moe->routed_experts) +
-                                    " routed experts of " + model.name + "; set parallelism.expert_parallel");
+    const std::int64_t routed = model.moe->routed_experts;
+    p.redundant_experts = to_int(r.integer_or("redundant_experts", Range::closed(0, static_cast<double>(routed)), 0));
+    const std::int64_t physical = routed + p.redundant_experts;
+    if (physical % p.expert_parallel != 0) {
+      if (p.redundant_experts == 0) {
+        r.fail("expert_parallel", ep + " must divide the " + std::to_string(routed) + " routed experts of " + model.name +
+                                      "; set parallelism.expert_parallel, or parallelism.redundant_experts so that "
+                                      "it divides routed + redundant experts");
+      }
+      r.fail("redundant_experts", ep + " must divide the " + std::to_string(physical) + " physical experts (" +
+                                      std::to_string(routed) + " routed + " + std::to_string(p.redundant_experts) +
+                                      " redundant) of " + model.name);
     }
   } else {
+    if (r.has("redundant_experts")) {
+      std::string source;
+      const nlohmann::json* v = r.take("redundant_experts", source);
+      r.fail("redundant_experts", model.name + " has no experts (dense MLP), so it cannot have redundant experts, got " +
+                                      describe_json(*v));
+    }
     if (r.has("expert_parallel")) {
       std::string source;
       const nlohmann::json* v = r.take("expert_parallel", source);
@@ -264,6 +279,26 @@ Workload read_workload(ObjectReader& r, const ModelConfig& model) {
   }
   r.finish();
   return w;
+}
+
+ExecutionConfig read_execution(ObjectReader& r, const Workload& w, const Parallelism& p) {
+  ExecutionConfig e;
+  e.micro_batches = to_int(r.integer_or("micro_batches", Range::closed(1, 2), 1));
+  if (e.micro_batches == 2 && w.batch_per_gpu && *w.batch_per_gpu < 2) {
+    r.fail("micro_batches", "two micro-batches need at least 2 requests per GPU, but workload.batch_per_gpu is " +
+                                std::to_string(*w.batch_per_gpu));
+  }
+  if (e.micro_batches == 2 && p.expert_parallel == 1 && p.tensor_parallel == 1) {
+    r.fail("micro_batches", "two-batch overlap hides communication behind compute; this layout has none "
+                            "(expert_parallel and tensor_parallel are 1): use micro_batches 1");
+  }
+  if (r.has("step_overhead")) {
+    e.step_overhead = r.seconds("step_overhead", Range::closed(0.0, 1.0));
+  } else {
+    r.record("step_overhead", "0s", "default: no host time on the critical path (CUDA graphs, overlapped scheduling)");
+  }
+  r.finish();
+  return e;
 }
 
 MemoryConfig read_memory(ObjectReader& r) {
@@ -367,6 +402,10 @@ Scenario read_scenario(const nlohmann::json& document, const Origins& origins, c
   {
     auto w = r.object("workload");
     s.workload = read_workload(w, s.model);
+  }
+  {
+    auto e = r.object_or_empty("execution");
+    s.execution = read_execution(e, s.workload, s.parallelism);
   }
   {
     auto c = r.object_or_empty("cache");

@@ -22,6 +22,20 @@ struct Parallelism {
   int attention_dp = 1;     // data-parallel replicas of attention (each holds its own requests)
   int tensor_parallel = 1;  // GPUs sharing one attention/MLP replica by splitting heads/columns
   int expert_parallel = 1;  // GPUs the routed experts are spread over (1 for dense models)
+  // Extra physical copies of routed experts (EPLB's redundant experts): routed + redundant physical
+  // experts are spread evenly over the expert-parallel group, so EP sizes that do not divide the
+  // routed experts work (EP72 with 288 physical experts). 0 for dense models.
+  int redundant_experts = 0;
+};
+
+// How the serving engine runs one decode step.
+struct ExecutionConfig {
+  // 1, or 2 for two-batch overlap (SGLang TBO, vLLM DBO, DeepSeek's decode): the batch runs as two
+  // micro-batches on one compute stream, each one's all-to-alls in flight while the other computes.
+  int micro_batches = 1;
+  // Host time per step on the critical path (scheduling, sampling, launches not hidden by CUDA
+  // graphs): the GPUs are idle for it at the start of every step.
+  Seconds step_overhead;
 };
 
 struct MtpConfig {
@@ -96,6 +110,7 @@ struct Scenario {
   Hardware hardware;
   Parallelism parallelism;
   Workload workload;
+  ExecutionConfig execution;
   CacheConfig cache;
   MemoryConfig memory;
   // Every value the simulator uses with its source; itself a valid scenario.

@@ -215,6 +215,11 @@ Preflight preflight(const Scenario& scenario, std::int64_t steps, int trace_step
   Preflight p;
   p.steps = steps > 0 ? steps : scenario.workload.decode_steps;
   p.batch_per_gpu = resolve_batch(scenario);
+  if (scenario.execution.micro_batches == 2 && p.batch_per_gpu < 2) {
+    throw ConfigError(scenario.origin, "/execution/micro_batches",
+                      "two micro-batches need at least 2 requests per GPU, but the largest batch that fits is " +
+                          std::to_string(p.batch_per_gpu));
+  }
   p.memory = plan_memory(scenario, p.batch_per_gpu);
 
   const bool offload = scenario.cache.mode == CacheMode::offload;

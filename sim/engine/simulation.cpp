@@ -1,6 +1,7 @@
 #include "sim/engine/simulation.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <deque>
 #include <exception>
@@ -78,6 +79,22 @@ struct RunState {
   std::vector<TransferEngine> fetch_engines;
   std::vector<TransferEngine> writeback_engines;
   std::vector<std::deque<RunState::TransferJob>> writebacks;  // per GPU: write-backs of the current step
+  // Two-batch overlap: per GPU and micro-batch, a communication engine (an actor running that
+  // lane's collectives one at a time, in order, beside the compute stream) and this step's jobs.
+  struct CommJob {
+    const Segment* segment = nullptr;
+    GpuStepTimes* times = nullptr;
+    bool traced = false;
+    sg4::SemaphorePtr done;
+  };
+  struct CommEngine {
+    std::deque<CommJob*> queue;
+    sg4::SemaphorePtr work;
+    std::deque<CommJob> jobs;  // submitted this step, in order
+    std::size_t waited = 0;    // how many of them the compute stream has waited for
+  };
+  std::vector<std::array<CommEngine, 2>> comm_engines;
+  std::vector<TraceTrack> collective_track_mb1;  // micro-batch 1's collectives
 
   // The first error raised inside an actor. SimGrid aborts the process on an exception that
   // leaves an actor, so actors catch, record it here, stop every other actor, and run() rethrows
@@ -137,15 +154,28 @@ void run_compute(RunState& st, int gpu, const Segment& seg, GpuStepTimes& times,
   }
 }
 
-void run_collective(RunState& st, int gpu, const Segment& seg, GpuStepTimes& times, bool traced) {
-  const int kind = seg.kind == SegmentKind::alltoall ? 0 : 1;
-  const auto& barrier = st.barriers.at({kind, seg.group});
-  const double arrive = st.now();
-  barrier->wait();  // a collective starts when every member has reached it
-  const double start = st.now();
+// When one collective of one GPU ran: arrival, start (every member arrived), end, and for an
+// all-to-all what its port flows moved.
+struct CollectiveRun {
+  double arrive = 0.0;
+  double start = 0.0;
+  double end = 0.0;
   double bytes_out = 0.0;
-  double out_done = start;
-  double in_done = start;
+  double out_done = 0.0;
+  double in_done = 0.0;
+};
+
+// Barrier key of a collective: its kind and micro-batch (each lane synchronises on its own).
+int barrier_kind(const Segment& seg) { return (seg.kind == SegmentKind::alltoall ? 0 : 1) + 2 * seg.lane; }
+
+CollectiveRun do_collective(RunState& st, int gpu, const Segment& seg) {
+  CollectiveRun c;
+  const auto& barrier = st.barriers.at({barrier_kind(seg), seg.group});
+  c.arrive = st.now();
+  barrier->wait();  // a collective starts when every member has reached it
+  c.start = st.now();
+  c.out_done = c.start;
+  c.in_done = c.start;
   if (seg.kind == SegmentKind::alltoall) {
     // What this GPU sends to and receives from its own node and from other nodes, each carried by
     // one flow through its NVSwitch port or its NIC (see platform.h).
@@ -175,31 +205,41 @@ void run_collective(RunState& st, int gpu, const Segment& seg, GpuStepTimes& tim
     st.result->activities += out.size() + in.size();
     sg4::Comm::wait_all(out);
     sg4::Comm::wait_all(in);
-    bytes_out = out_local + out_remote;
-    for (const auto& c : out) out_done = std::max(out_done, c->get_finish_time() - st.t0);
-    for (const auto& c : in) in_done = std::max(in_done, c->get_finish_time() - st.t0);
+    c.bytes_out = out_local + out_remote;
+    for (const auto& f : out) c.out_done = std::max(c.out_done, f->get_finish_time() - st.t0);
+    for (const auto& f : in) c.in_done = std::max(c.in_done, f->get_finish_time() - st.t0);
   } else {
     sg4::this_actor::sleep_for(seg.duration.value());
     ++st.result->activities;
   }
-  const double end = st.now();
-  times.wait += start - arrive;
-  times.busy[static_cast<std::size_t>(OpCategory::collective)] += end - start;
-  auto& layer = st.result->layers[layer_slot(st, seg.layer)];
-  layer.wait += start - arrive;
-  layer.busy[static_cast<std::size_t>(OpCategory::collective)] += end - start;
-  if (!traced) return;
+  c.end = st.now();
+  return c;
+}
+
+void trace_collective(RunState& st, int gpu, const Segment& seg, const CollectiveRun& c, TraceTrack track) {
   const std::string label(seg.label);
-  const std::string name = "L" + std::to_string(seg.layer) + " " + label;
-  if (start > arrive) st.result->trace.slice(st.collective_track[idx(gpu)], "wait " + label, "idle", arrive, start - arrive);
-  st.result->trace.slice(st.collective_track[idx(gpu)], name, "collectives", start, end - start,
-                         {{"bytes_sent", bytes_out}});
+  const std::string name = "L" + std::to_string(seg.layer) + " " + label + (seg.lane > 0 ? " (mb1)" : "");
+  if (c.start > c.arrive) st.result->trace.slice(track, "wait " + label, "idle", c.arrive, c.start - c.arrive);
+  st.result->trace.slice(track, name, "collectives", c.start, c.end - c.start, {{"bytes_sent", c.bytes_out}});
   if (seg.kind == SegmentKind::alltoall) {
-    if (bytes_out > 0) {
-      st.result->trace.slice(st.port_out_track[idx(gpu)], name, "link", start, out_done - start, {{"bytes", bytes_out}});
+    if (c.bytes_out > 0) {
+      st.result->trace.slice(st.port_out_track[idx(gpu)], name, "link", c.start, c.out_done - c.start, {{"bytes", c.bytes_out}});
     }
-    if (in_done > start) st.result->trace.slice(st.port_in_track[idx(gpu)], name, "link", start, in_done - start);
+    if (c.in_done > c.start) st.result->trace.slice(st.port_in_track[idx(gpu)], name, "link", c.start, c.in_done - c.start);
   }
+}
+
+// A collective on the compute stream (one micro-batch): the GPU waits for all of it.
+void run_collective(RunState& st, int gpu, const Segment& seg, GpuStepTimes& times, bool traced) {
+  const CollectiveRun c = do_collective(st, gpu, seg);
+  times.wait += c.start - c.arrive;
+  times.busy[static_cast<std::size_t>(OpCategory::collective)] += c.end - c.start;
+  times.comm += c.end - c.arrive;
+  times.comm_exposed += c.end - c.arrive;
+  auto& layer = st.result->layers[layer_slot(st, seg.layer)];
+  layer.wait += c.start - c.arrive;
+  layer.busy[static_cast<std::size_t>(OpCategory::collective)] += c.end - c.start;
+  if (traced) trace_collective(st, gpu, seg, c, st.collective_track[idx(gpu)]);
 }
 
 // Moves `t` between the GPU and its CPU socket as the scenario's transfer path does. A gather is a
@@ -314,20 +354,110 @@ void start_writeback(RunState& st, int gpu, const Segment& seg) {
   submit(st.writeback_engines[idx(gpu)], jobs.back(), seg.transfer);
 }
 
+// One non-collective segment on the compute stream.
+void run_work(RunState& st, int gpu, const Segment& seg, GpuStepTimes& times, bool traced) {
+  switch (seg.kind) {
+    case SegmentKind::compute: run_compute(st, gpu, seg, times, traced); break;
+    case SegmentKind::stage: run_stage(st, gpu, seg, times, traced); break;
+    case SegmentKind::writeback: start_writeback(st, gpu, seg); break;
+    case SegmentKind::alltoall:
+    case SegmentKind::allreduce: run_collective(st, gpu, seg, times, traced); break;
+  }
+}
+
+// The loop of one micro-batch's communication engine (a daemon: it ends with the simulation).
+void comm_engine(RunState& st, int gpu, int lane) {
+  auto& engine = st.comm_engines[idx(gpu)][idx(lane)];
+  while (true) {
+    engine.work->acquire();
+    RunState::CommJob* job = engine.queue.front();
+    engine.queue.pop_front();
+    const CollectiveRun c = do_collective(st, gpu, *job->segment);
+    job->times->comm += c.end - c.arrive;
+    if (job->traced) {
+      trace_collective(st, gpu, *job->segment, c, lane == 0 ? st.collective_track[idx(gpu)] : st.collective_track_mb1[idx(gpu)]);
+    }
+    job->done->release();
+  }
+}
+
+// The compute stream waits for every collective micro-batch `lane` has in flight; the wait is
+// exposed communication (category collectives, on the layer of the last collective waited for).
+void wait_lane(RunState& st, int gpu, int lane, GpuStepTimes& times, bool traced) {
+  auto& engine = st.comm_engines[idx(gpu)][idx(lane)];
+  const double from = st.now();
+  const Segment* last = nullptr;
+  while (engine.waited < engine.jobs.size()) {
+    auto& job = engine.jobs[engine.waited++];
+    job.done->acquire();
+    last = job.segment;
+  }
+  const double stalled = st.now() - from;
+  if (last == nullptr || stalled <= 0) return;
+  times.busy[static_cast<std::size_t>(OpCategory::collective)] += stalled;
+  times.comm_exposed += stalled;
+  st.result->layers[layer_slot(st, last->layer)].busy[static_cast<std::size_t>(OpCategory::collective)] += stalled;
+  if (traced) {
+    st.result->trace.slice(st.compute_track[idx(gpu)], "wait " + std::string(last->label) + (lane > 0 ? " (mb1)" : ""),
+                           "exposed", from, stalled, {{"layer", last->layer}});
+  }
+}
+
+// Two-batch overlap on one GPU. Each micro-batch's segments split into phases, each the work
+// between two of its collectives. The compute stream runs phase i of micro-batch 0, then phase i of
+// micro-batch 1, then phase i + 1 of micro-batch 0, ...; before a phase it waits for the
+// micro-batch's collectives in flight, and the collectives that end a phase go to the
+// micro-batch's communication engine, so one's all-to-all runs while the other computes. The
+// all-to-all holds no SMs (DeepEP's low-latency kernels, whose RDMA needs none while in flight).
+void run_lanes(RunState& st, int gpu, const std::vector<Segment>& segments, GpuStepTimes& times, bool traced) {
+  struct Phase {
+    std::vector<const Segment*> work;
+    std::vector<const Segment*> comms;  // the collectives that end it
+  };
+  std::array<std::vector<Phase>, 2> lanes;
+  for (const Segment& seg : segments) {
+    auto& phases = lanes[idx(seg.lane)];
+    const bool collective = seg.kind == SegmentKind::alltoall || seg.kind == SegmentKind::allreduce;
+    if (phases.empty() || (!collective && !phases.back().comms.empty())) phases.emplace_back();
+    (collective ? phases.back().comms : phases.back().work).push_back(&seg);
+  }
+  const std::size_t rounds = std::max(lanes[0].size(), lanes[1].size());
+  for (std::size_t i = 0; i < rounds; ++i) {
+    for (int lane = 0; lane < 2; ++lane) {
+      if (i >= lanes[idx(lane)].size()) continue;
+      wait_lane(st, gpu, lane, times, traced);
+      const Phase& phase = lanes[idx(lane)][i];
+      for (const Segment* seg : phase.work) run_work(st, gpu, *seg, times, traced);
+      auto& engine = st.comm_engines[idx(gpu)][idx(lane)];
+      for (const Segment* seg : phase.comms) {
+        auto& job = engine.jobs.emplace_back();
+        job.segment = seg;
+        job.times = &times;
+        job.traced = traced;
+        job.done = sg4::Semaphore::create(0);
+        engine.queue.push_back(&job);
+        engine.work->release();
+      }
+    }
+  }
+  for (int lane = 0; lane < 2; ++lane) {
+    wait_lane(st, gpu, lane, times, traced);
+    auto& engine = st.comm_engines[idx(gpu)][idx(lane)];
+    engine.jobs.clear();
+    engine.waited = 0;
+  }
+}
+
 void gpu_main(RunState& st, int gpu) {
   for (int step = 0; step < st.steps; ++step) {
     const StepPlan& plan = st.plans->get(step);
     auto& times = st.result->gpu_steps[idx(step)][idx(gpu)];
     times.start = st.now();
     const bool traced = step < st.trace_steps;
-    for (const Segment& seg : plan.gpus[idx(gpu)].segments) {
-      switch (seg.kind) {
-        case SegmentKind::compute: run_compute(st, gpu, seg, times, traced); break;
-        case SegmentKind::stage: run_stage(st, gpu, seg, times, traced); break;
-        case SegmentKind::writeback: start_writeback(st, gpu, seg); break;
-        case SegmentKind::alltoall:
-        case SegmentKind::allreduce: run_collective(st, gpu, seg, times, traced); break;
-      }
+    if (st.scenario->execution.micro_batches == 2) {
+      run_lanes(st, gpu, plan.gpus[idx(gpu)].segments, times, traced);
+    } else {
+      for (const Segment& seg : plan.gpus[idx(gpu)].segments) run_work(st, gpu, seg, times, traced);
     }
     // A step ends when its write-backs have reached host memory (the next step may select them).
     const double drain = st.now();
@@ -450,13 +580,18 @@ RunResult Simulation::run() {
   st.result = &result;
   const int tp = scenario_.parallelism.tensor_parallel;
   const int ep = scenario_.parallelism.expert_parallel;
-  for (int g = 0; g < result.gpus / ep; ++g) st.barriers[{0, g}] = sg4::Barrier::create(static_cast<unsigned>(ep));
-  for (int g = 0; g < result.gpus / tp; ++g) st.barriers[{1, g}] = sg4::Barrier::create(static_cast<unsigned>(tp));
+  const int lanes = scenario_.execution.micro_batches;
+  for (int lane = 0; lane < lanes; ++lane) {
+    for (int g = 0; g < result.gpus / ep; ++g) st.barriers[{0 + 2 * lane, g}] = sg4::Barrier::create(static_cast<unsigned>(ep));
+    for (int g = 0; g < result.gpus / tp; ++g) st.barriers[{1 + 2 * lane, g}] = sg4::Barrier::create(static_cast<unsigned>(tp));
+  }
   for (int g = 0; g < result.gpus; ++g) {
     const std::string gpu = "GPU " + std::to_string(g);
     st.compute_track.push_back(result.trace.track(gpu, "compute stream"));
-    st.collective_track.push_back(result.trace.track(gpu, "collectives"));
+    st.collective_track.push_back(result.trace.track(gpu, lanes == 2 ? "collectives (micro-batch 0)" : "collectives"));
+    if (lanes == 2) st.collective_track_mb1.push_back(result.trace.track(gpu, "collectives (micro-batch 1)"));
   }
+  st.comm_engines.resize(idx(result.gpus));
   st.writebacks.resize(idx(result.gpus));
   st.fetch_engines.resize(idx(result.gpus));
   st.writeback_engines.resize(idx(result.gpus));
@@ -473,6 +608,14 @@ RunResult Simulation::run() {
   for (int g = 0; g < result.gpus; ++g) {
     sg4::Actor::create("gpu" + std::to_string(g), st.platform.gpus[idx(g)],
                        [&st, g] { guarded(st, [&st, g] { gpu_main(st, g); }); });
+    if (lanes == 2) {
+      for (int lane = 0; lane < 2; ++lane) {
+        st.comm_engines[idx(g)][idx(lane)].work = sg4::Semaphore::create(0);
+        sg4::Actor::create("comm" + std::to_string(lane), st.platform.gpus[idx(g)],
+                           [&st, g, lane] { guarded(st, [&st, g, lane] { comm_engine(st, g, lane); }); })
+            ->daemonize();
+      }
+    }
     if (result.offload) {
       for (auto* engines : {&st.fetch_engines, &st.writeback_engines}) {
         auto& transfers = (*engines)[idx(g)];

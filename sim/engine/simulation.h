@@ -41,6 +41,11 @@ struct GpuStepTimes {
   double exposed = 0.0;
   double lost_to_gather = 0.0;
   double writeback_wait = 0.0;  // waiting at the end of the step for write-backs to finish
+  // Collectives (all-to-alls, all-reduces), both micro-batches: comm = from arriving at the
+  // collective to its end, summed; comm_exposed = the part the compute stream waited for. Without
+  // two-batch overlap every collective is exposed; hidden = comm - comm_exposed.
+  double comm = 0.0;
+  double comm_exposed = 0.0;
 };
 
 struct LayerTimes {

@@ -37,12 +37,16 @@ DecodeStepBuilder::DecodeStepBuilder(const Scenario& scenario, std::int64_t batc
       gpus_(scenario.hardware.total_gpus()),
       tp_(scenario.parallelism.tensor_parallel),
       ep_(scenario.parallelism.expert_parallel),
+      physical_experts_(scenario.model.moe ? scenario.model.moe->routed_experts + scenario.parallelism.redundant_experts : 0),
       layers_total_(static_cast<int>(scenario.model.layers) + scenario.workload.mtp.depth - 1),
       offloaded_(offloaded),
       cold_fraction_(cold_fraction) {
   if (batch_per_gpu < 1) throw std::invalid_argument("DecodeStepBuilder: batch_per_gpu must be >= 1");
   if (offloaded < 0 || offloaded > batch_per_gpu) {
     throw std::invalid_argument("DecodeStepBuilder: offloaded requests must be in [0, batch_per_gpu]");
+  }
+  if (scenario.execution.micro_batches == 2 && batch_per_gpu < 2) {
+    throw std::invalid_argument("DecodeStepBuilder: two micro-batches need at least 2 requests per GPU");
   }
 }
 
@@ -165,7 +169,7 @@ void DecodeStepBuilder::add_attention(std::vector<Segment>& out, int layer, Toke
   close_with_allreduce(out, layer, "attn_allreduce", T, replica);
   append(out, layer, access != nullptr ? "attention_post" : label,
          kernel_op("attn_residual", OpCategory::elementwise, elementwise({T * m_.hidden, 2, 1, act}, hw_)));
-  if (access != nullptr && offloaded_ > 0) {
+  if (access != nullptr && t.offloaded > 0) {
     // The new tokens' latent entries go to the host copy of the cache: one contiguous run per
     // request, started now and waited for only at the end of the step.
     Segment wb;
@@ -174,8 +178,8 @@ void DecodeStepBuilder::add_attention(std::vector<Segment>& out, int layer, Toke
     wb.label = "writeback";
     wb.transfer.h2d = false;
     wb.transfer.gather = s_.cache.transfer == TransferPath::gather;
-    wb.transfer.bytes = static_cast<double>(offloaded_ * t.queries_per_request) * m_.attention.cache_bytes_per_token.value();
-    wb.transfer.runs = static_cast<double>(offloaded_);
+    wb.transfer.bytes = static_cast<double>(t.offloaded * t.queries_per_request) * m_.attention.cache_bytes_per_token.value();
+    wb.transfer.runs = static_cast<double>(t.offloaded);
     record->d2h_bytes = wb.transfer.bytes;
     out.push_back(std::move(wb));
   }
@@ -192,12 +196,12 @@ void DecodeStepBuilder::add_offload_attention(std::vector<Segment>& out, int lay
   const double entry = m_.attention.cache_bytes_per_token.value();
 
   // Misses of this GPU: the offloaded requests' mean, scaled (GPU-only requests never miss).
-  const double misses = std::min(access.misses, static_cast<double>(selected)) * static_cast<double>(offloaded_);
+  const double misses = std::min(access.misses, static_cast<double>(selected)) * static_cast<double>(t.offloaded);
   Transfer fetch;
   fetch.h2d = true;
   fetch.gather = s_.cache.transfer == TransferPath::gather;
   fetch.bytes = misses * entry;
-  fetch.runs = access.runs * static_cast<double>(offloaded_);
+  fetch.runs = access.runs * static_cast<double>(t.offloaded);
   fetch.nvme_bytes = fetch.bytes * cold_fraction_;
   record.access = access;
   record.h2d_bytes = fetch.bytes;
@@ -338,11 +342,11 @@ void DecodeStepBuilder::add_moe(std::vector<GpuStepPlan>& gpus, int layer, Token
   const DType act = m_.activation_dtype;
   const DType w = m_.weight_dtype;
   const std::int64_t T = t.total();
-  const std::int64_t experts_per_gpu = moe.routed_experts / ep_;
+  const std::int64_t experts_per_gpu = physical_experts_ / ep_;
   const auto G = static_cast<std::size_t>(gpus_);
 
-  // Routing: each token picks experts_per_token distinct experts uniformly at random (a balanced
-  // router with multinomial noise); the token goes to the replica of each expert in its own EP group.
+  // Routing: each token picks experts_per_token distinct physical experts uniformly at random (a
+  // balanced router, or EPLB balancing a skewed one, with multinomial noise) in its own EP group.
   // Routed (token, expert) pairs from each GPU to each GPU of its EP group: G x ep counts, not G x G
   // (thousands of GPUs would need gigabytes for a matrix that is zero outside the groups).
   const auto E = static_cast<std::size_t>(ep_);
@@ -357,7 +361,7 @@ void DecodeStepBuilder::add_moe(std::vector<GpuStepPlan>& gpus, int layer, Token
         std::int64_t e = 0;
         bool fresh = false;
         while (!fresh) {
-          e = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(moe.routed_experts)));
+          e = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(physical_experts_)));
           fresh = std::find(picked.begin(), picked.begin() + k, e) == picked.begin() + k;
         }
         picked[static_cast<std::size_t>(k)] = e;
@@ -472,11 +476,54 @@ StepPlan DecodeStepBuilder::build(int step, Rng& rng, const std::vector<LayerAcc
     }
     plan.offload.resize(static_cast<std::size_t>(layers_total_));
   }
-  const auto layer_access = [&](int layer) { return offload ? &(*access)[static_cast<std::size_t>(layer)] : nullptr; };
-  const auto layer_record = [&](int layer) { return offload ? &plan.offload[static_cast<std::size_t>(layer)] : nullptr; };
+  // The serving engine's host time comes first: the GPUs wait for it.
+  if (s_.execution.step_overhead.value() > 0) {
+    for (auto& g : plan.gpus) {
+      append(g.segments, -1, "host", Op{"step_overhead", OpCategory::host, s_.execution.step_overhead, Flops(0.0), Bytes(0.0)});
+    }
+  }
+  const int lanes = s_.execution.micro_batches;
+  const std::int64_t batch_a = (batch_ + lanes - 1) / lanes;
+  const std::int64_t offloaded_a = (offloaded_ + lanes - 1) / lanes;
+  for (int lane = 0; lane < lanes; ++lane) {
+    const std::int64_t batch = lane == 0 ? batch_a : batch_ - batch_a;
+    const std::int64_t offloaded = lane == 0 ? offloaded_a : offloaded_ - offloaded_a;
+    if (lanes == 1) {
+      add_pass(plan.gpus, batch, offloaded, plan.context, rng, access, offload ? &plan.offload : nullptr);
+      break;
+    }
+    std::vector<GpuStepPlan> part(static_cast<std::size_t>(gpus_));
+    std::vector<LayerOffload> records(plan.offload.size());
+    add_pass(part, batch, offloaded, plan.context, rng, access, offload ? &records : nullptr);
+    for (std::size_t g = 0; g < part.size(); ++g) {
+      auto& segments = plan.gpus[g].segments;
+      for (Segment& seg : part[g].segments) {
+        seg.lane = lane;
+        segments.push_back(std::move(seg));
+      }
+    }
+    // Per layer: the access and overlap of lane 0 (both lanes see the same cache state), bytes summed.
+    for (std::size_t l = 0; l < records.size(); ++l) {
+      auto& o = plan.offload[l];
+      if (lane == 0) {
+        o = records[l];
+      } else {
+        o.h2d_bytes += records[l].h2d_bytes;
+        o.d2h_bytes += records[l].d2h_bytes;
+      }
+    }
+  }
+  return plan;
+}
+
+void DecodeStepBuilder::add_pass(std::vector<GpuStepPlan>& gpus, std::int64_t batch, std::int64_t offloaded,
+                                 std::int64_t context, Rng& rng, const std::vector<LayerAccess>* access,
+                                 std::vector<LayerOffload>* records) const {
+  const auto layer_access = [&](int layer) { return access != nullptr && records != nullptr ? &(*access)[static_cast<std::size_t>(layer)] : nullptr; };
+  const auto layer_record = [&](int layer) { return records != nullptr ? &(*records)[static_cast<std::size_t>(layer)] : nullptr; };
 
   const auto for_each_gpu = [&](const auto& add) {
-    for (int g = 0; g < gpus_; ++g) add(plan.gpus[static_cast<std::size_t>(g)].segments, g / tp_);
+    for (int g = 0; g < gpus_; ++g) add(gpus[static_cast<std::size_t>(g)].segments, g / tp_);
   };
   // Segments that are the same on every GPU are built once per replica index and copied.
   const auto common = [&](const auto& add) {
@@ -495,14 +542,14 @@ StepPlan DecodeStepBuilder::build(int step, Rng& rng, const std::vector<LayerAcc
   };
 
   // Verification pass of the main model: depth query tokens per request.
-  const Tokens main{batch_ * tp_, s_.workload.mtp.depth};
+  const Tokens main{batch * tp_, s_.workload.mtp.depth, offloaded};
   common([&](std::vector<Segment>& out, int) { add_embedding(out, main); });
   for (int layer = 0; layer < m_.layers; ++layer) {
     common([&](std::vector<Segment>& out, int replica) {
-      add_attention(out, layer, main, plan.context, replica, layer_access(layer), layer_record(layer));
+      add_attention(out, layer, main, context, replica, layer_access(layer), layer_record(layer));
     });
     if (layer_kind(layer) == "moe") {
-      add_moe(plan.gpus, layer, main, rng);
+      add_moe(gpus, layer, main, rng);
     } else {
       common([&](std::vector<Segment>& out, int replica) { add_dense_mlp(out, layer, main, replica); });
     }
@@ -510,21 +557,20 @@ StepPlan DecodeStepBuilder::build(int step, Rng& rng, const std::vector<LayerAcc
   common([&](std::vector<Segment>& out, int) { add_head(out, -1, main); });
 
   // Draft passes: MTP module d drafts one more token per request from the previous one.
-  const Tokens draft{batch_ * tp_, 1};
+  const Tokens draft{batch * tp_, 1, offloaded};
   for (int d = 1; d < s_.workload.mtp.depth; ++d) {
     const int layer = static_cast<int>(m_.layers) + d - 1;
     common([&](std::vector<Segment>& out, int) { add_mtp_projection(out, layer, draft); });
     common([&](std::vector<Segment>& out, int replica) {
-      add_attention(out, layer, draft, plan.context, replica, layer_access(layer), layer_record(layer));
+      add_attention(out, layer, draft, context, replica, layer_access(layer), layer_record(layer));
     });
     if (m_.moe) {
-      add_moe(plan.gpus, layer, draft, rng);
+      add_moe(gpus, layer, draft, rng);
     } else {
       common([&](std::vector<Segment>& out, int replica) { add_dense_mlp(out, layer, draft, replica); });
     }
     common([&](std::vector<Segment>& out, int) { add_head(out, layer, draft); });
   }
-  return plan;
 }
 
 }  // namespace ess

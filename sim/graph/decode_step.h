@@ -6,6 +6,10 @@
 // (replica r = GPUs [r*tp, (r+1)*tp)); routed experts are spread over expert-parallel groups of
 // `expert_parallel` GPUs (group g = GPUs [g*ep, (g+1)*ep)), each holding every expert once.
 // Each replica serves batch_per_gpu x tp requests; each request has mtp.depth query tokens.
+// Physical experts (routed + redundant) are spread evenly over the group; a routed token copy
+// lands on any physical expert with equal probability (the stated load-balance model: EPLB
+// balances the real, skewed routing perfectly). With two micro-batches every GPU's plan holds
+// both passes (lane 0: ceil(batch / 2) requests, lane 1: the rest), each with its own routing.
 #pragma once
 
 #include <cstdint>
@@ -39,10 +43,15 @@ class DecodeStepBuilder {
 
  private:
   struct Tokens {
-    std::int64_t requests;             // requests of the replica this GPU serves
+    std::int64_t requests;             // requests of the replica this GPU serves (this micro-batch)
     std::int64_t queries_per_request;  // query tokens per request in this pass
+    std::int64_t offloaded = 0;        // offload: requests of this GPU (this micro-batch) in host memory
     [[nodiscard]] std::int64_t total() const { return requests * queries_per_request; }
   };
+
+  // One micro-batch's whole step (embedding, layers, head, MTP drafts) into `gpus`.
+  void add_pass(std::vector<GpuStepPlan>& gpus, std::int64_t batch, std::int64_t offloaded, std::int64_t context,
+                Rng& rng, const std::vector<LayerAccess>* access, std::vector<LayerOffload>* records) const;
 
   void add_embedding(std::vector<Segment>& out, Tokens t) const;
   void add_attention(std::vector<Segment>& out, int layer, Tokens t, std::int64_t context, int replica,
@@ -68,6 +77,7 @@ class DecodeStepBuilder {
   int gpus_;
   int tp_;
   int ep_;
+  std::int64_t physical_experts_;  // routed + redundant (MoE models)
   int layers_total_;
   std::int64_t offloaded_;
   double cold_fraction_;

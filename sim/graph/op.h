@@ -13,9 +13,9 @@
 namespace ess {
 
 // Where a GPU's time goes. `idle` (waiting for other GPUs) is not an operator category; the
-// metrics add it.
-enum class OpCategory { gemm, attention, indexer, norm, elementwise, collective, transfer };
-inline constexpr std::size_t kOpCategoryCount = 7;
+// metrics add it. `host`: the serving engine's per-step host time the GPUs wait for.
+enum class OpCategory { gemm, attention, indexer, norm, elementwise, collective, transfer, host };
+inline constexpr std::size_t kOpCategoryCount = 8;
 
 [[nodiscard]] constexpr std::string_view to_string(OpCategory c) {
   switch (c) {
@@ -26,6 +26,7 @@ inline constexpr std::size_t kOpCategoryCount = 7;
     case OpCategory::elementwise: return "elementwise";
     case OpCategory::collective: return "collectives";
     case OpCategory::transfer: return "transfers";
+    case OpCategory::host: return "host";
   }
   return "?";
 }
@@ -68,6 +69,9 @@ struct Segment {
   std::vector<double> recv_bytes;
   int group = 0;  // collective group (EP group or TP replica); members must all reach it
   Transfer transfer;  // stage and writeback only
+  // Micro-batch (two-batch overlap): 0, or 0 and 1. A GPU's segments are lane 0's in order, then
+  // lane 1's; the engine interleaves the two lanes on one compute stream (engine/simulation.cpp).
+  int lane = 0;
 };
 
 struct GpuStepPlan {

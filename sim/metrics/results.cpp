@@ -12,7 +12,7 @@ namespace {
 
 constexpr std::array<OpCategory, kOpCategoryCount> kCategories = {
     OpCategory::gemm,        OpCategory::attention,  OpCategory::indexer,  OpCategory::norm,
-    OpCategory::elementwise, OpCategory::collective, OpCategory::transfer,
+    OpCategory::elementwise, OpCategory::collective, OpCategory::transfer,  OpCategory::host,
 };
 
 double percentile(std::vector<double> sorted, double p) {
@@ -131,6 +131,27 @@ nlohmann::ordered_json offload_summary(const Scenario& s, const RunResult& r) {
   return o;
 }
 
+nlohmann::ordered_json communication_summary(const Scenario& s, const RunResult& r) {
+  double comm = 0.0;
+  double exposed = 0.0;
+  for (const auto& step : r.gpu_steps) {
+    for (const auto& g : step) {
+      comm += g.comm;
+      exposed += g.comm_exposed;
+    }
+  }
+  const double samples = static_cast<double>(r.steps) * r.gpus;
+  nlohmann::ordered_json o;
+  o["micro_batches"] = s.execution.micro_batches;
+  // Per step, mean over GPUs: collectives from arrival to end (both micro-batches), the part the
+  // compute stream waited for, and the rest (hidden behind the other micro-batch's compute).
+  o["collectives_s"] = comm / samples;
+  o["exposed_s"] = exposed / samples;
+  o["hidden_s"] = std::max(0.0, comm - exposed) / samples;
+  o["hidden_ratio"] = comm > 0 ? std::max(0.0, comm - exposed) / comm : 0.0;
+  return o;
+}
+
 StepStats step_stats(const std::vector<double>& t) {
   StepStats s;
   if (t.empty()) return s;
@@ -197,6 +218,10 @@ nlohmann::ordered_json results_json(const Scenario& s, const RunResult& r, const
   for (const auto& line : r.memory.lines) mem[line.name] = line.bytes.value();
   mem["free"] = r.memory.free().value();
   sum["memory_gpu_bytes"] = mem;
+  sum["execution"] = {{"micro_batches", s.execution.micro_batches},
+                      {"step_overhead_s", s.execution.step_overhead.value()},
+                      {"redundant_experts", s.parallelism.redundant_experts}};
+  sum["communication"] = communication_summary(s, r);
   sum["time_by_category_s"] = time_by_category(r);
   if (r.offload) sum["offload"] = offload_summary(s, r);
   sum["simgrid_activities"] = r.activities;
@@ -210,8 +235,15 @@ nlohmann::ordered_json results_json(const Scenario& s, const RunResult& r, const
       for (std::size_t c = 0; c < busy.size(); ++c) busy[c] += g.busy[c] / r.gpus;
       idle += idle_of(g, r.step_time[k]) / r.gpus;
     }
+    double comm = 0.0;
+    double exposed = 0.0;
+    for (const auto& g : r.gpu_steps[k]) {
+      comm += g.comm / r.gpus;
+      exposed += g.comm_exposed / r.gpus;
+    }
     steps.push_back({{"step", k}, {"context", r.step_context[k]}, {"time_s", r.step_time[k]},
-                     {"by_category_s", categories_json(busy, idle)}});
+                     {"by_category_s", categories_json(busy, idle)},
+                     {"collectives_s", {{"total", comm}, {"exposed", exposed}, {"hidden", std::max(0.0, comm - exposed)}}}});
   }
 
   auto& layers = j["layers"] = nlohmann::ordered_json::array();
@@ -271,6 +303,14 @@ std::string results_table(const Scenario& s, const RunResult& r) {
              " requests per GPU (host memory above the threshold)\n";
     }
     out += "\n";
+  }
+  {
+    const auto c = communication_summary(s, r);
+    if (c["collectives_s"].get<double>() > 0) {
+      out += "  collectives       " + fmt("%8.3f", c["collectives_s"].get<double>() * 1e3) + " ms per step: " +
+             fmt("%.3f", c["hidden_s"].get<double>() * 1e3) + " hidden, " + fmt("%.3f", c["exposed_s"].get<double>() * 1e3) +
+             " exposed" + (s.execution.micro_batches == 2 ? " (two-batch overlap)\n\n" : " (one micro-batch)\n\n");
+    }
   }
   out += "  time per step, mean over GPUs (ms)\n";
   const auto cats = time_by_category(r);
