@@ -198,18 +198,27 @@ Parallelism read_parallelism(ObjectReader& r, const ModelConfig& model, const Ha
                                     std::to_string(kv) + " kv heads of " + model.name + " must divide one another");
     }
   }
-  if (model.moe && p.tensor_parallel != 1) {
-    r.fail("tensor_parallel", model.name + " is a MoE model: this version simulates MoE models with data-parallel "
-                                           "attention and expert parallelism, so tensor_parallel must be 1");
-  }
   if (model.moe) {
     const bool stated = r.has("expert_parallel");
     p.expert_parallel = to_int(r.integer_or("expert_parallel", Range::closed(1, world), world));
     const std::string ep = "expert_parallel (" + std::to_string(p.expert_parallel) +
                            (stated ? ")" : ", the default: all GPUs)");
     if (world % p.expert_parallel != 0) r.fail("expert_parallel", ep + " must divide the " + world_text);
+    // With tensor-parallel attention every GPU of a replica holds all of its tokens after the
+    // attention all-reduce: the experts are then either split over those GPUs (expert_parallel =
+    // tensor_parallel, no all-to-all) or each sharded over them (expert_parallel 1, TP MoE).
+    if (p.tensor_parallel > 1 && p.expert_parallel != 1 && p.expert_parallel != p.tensor_parallel) {
+      r.fail("expert_parallel", ep + " with tensor_parallel " + std::to_string(p.tensor_parallel) +
+                                    ": with tensor-parallel attention the experts are split over the replica's GPUs "
+                                    "(expert_parallel = tensor_parallel) or sharded by TP (expert_parallel 1); "
+                                    "for expert parallelism across replicas use tensor_parallel 1 (DP attention)");
+    }
     const std::int64_t routed = model.moe->routed_experts;
     p.redundant_experts = to_int(r.integer_or("redundant_experts", Range::closed(0, static_cast<double>(routed)), 0));
+    if (p.redundant_experts > 0 && p.expert_parallel == 1) {
+      r.fail("redundant_experts", "redundant experts balance expert parallelism; expert_parallel is 1 (every GPU holds "
+                                  "every expert), so redundant_experts must be 0");
+    }
     const std::int64_t physical = routed + p.redundant_experts;
     if (physical % p.expert_parallel != 0) {
       if (p.redundant_experts == 0) {

@@ -337,7 +337,83 @@ void DecodeStepBuilder::add_dense_mlp(std::vector<Segment>& out, int layer, Toke
          kernel_op("mlp_residual", OpCategory::elementwise, elementwise({T * m_.hidden, 2, 1, act}, hw_)));
 }
 
+void DecodeStepBuilder::add_tp_moe(std::vector<GpuStepPlan>& gpus, int layer, Tokens t, Rng& rng) const {
+  const auto& moe = *m_.moe;
+  const DType act = m_.activation_dtype;
+  const DType w = m_.weight_dtype;
+  const std::int64_t T = t.total();
+  // Experts split over the replica's GPUs (ep = tp) or each sharded over them (ep = 1).
+  const bool split = ep_ == tp_;
+  const std::int64_t experts_per_gpu = split ? physical_experts_ / ep_ : physical_experts_;
+  const std::int64_t width = split ? moe.expert_intermediate : moe.expert_intermediate / tp_;
+  const std::int64_t shared_width = moe.expert_intermediate * moe.shared_experts / tp_;
+  std::vector<std::int64_t> rows(static_cast<std::size_t>(tp_ * experts_per_gpu));  // [rank][local expert]
+  std::vector<std::int64_t> picked(static_cast<std::size_t>(moe.experts_per_token));
+  for (int replica = 0; replica < gpus_ / tp_; ++replica) {
+    std::fill(rows.begin(), rows.end(), 0);
+    // Every GPU of the replica holds all T tokens; each picks experts_per_token distinct experts.
+    for (std::int64_t tok = 0; tok < T; ++tok) {
+      for (std::int64_t k = 0; k < moe.experts_per_token; ++k) {
+        std::int64_t e = 0;
+        bool fresh = false;
+        while (!fresh) {
+          e = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(physical_experts_)));
+          fresh = std::find(picked.begin(), picked.begin() + k, e) == picked.begin() + k;
+        }
+        picked[static_cast<std::size_t>(k)] = e;
+        if (split) {
+          ++rows[static_cast<std::size_t>(e)];  // rank e / experts_per_gpu, local expert e % experts_per_gpu
+        } else {
+          for (int rank = 0; rank < tp_; ++rank) ++rows[static_cast<std::size_t>(rank * experts_per_gpu + e)];
+        }
+      }
+    }
+    for (int rank = 0; rank < tp_; ++rank) {
+      auto& out = gpus[static_cast<std::size_t>(replica * tp_ + rank)].segments;
+      append(out, layer, "moe_in", kernel_op("ffn_norm", OpCategory::norm, norm({T, m_.hidden, act, norm_kind(m_.norm)}, hw_)));
+      append(out, layer, "moe_in",
+             kernel_op("router", OpCategory::gemm, gemm({T, moe.routed_experts, m_.hidden, DType::bf16}, hw_)));
+      append(out, layer, "moe_in",
+             kernel_op("router_topk", OpCategory::elementwise, elementwise({T * moe.routed_experts, 1, 1, DType::fp32}, hw_)));
+      if (shared_width > 0) {
+        append(out, layer, "moe_in",
+               kernel_op("shared_gate_up", OpCategory::gemm, gemm({T, 2 * shared_width, m_.hidden, w}, hw_)));
+        append(out, layer, "moe_in",
+               kernel_op("shared_act", OpCategory::elementwise, elementwise({T * shared_width, 2, 1, act}, hw_)));
+        append(out, layer, "moe_in", kernel_op("shared_down", OpCategory::gemm, gemm({T, m_.hidden, shared_width, w}, hw_)));
+      }
+      std::int64_t total = 0;
+      std::int64_t active = 0;
+      for (std::int64_t e = 0; e < experts_per_gpu; ++e) {
+        const auto r = rows[static_cast<std::size_t>(rank * experts_per_gpu + e)];
+        total += r;
+        active += r > 0 ? 1 : 0;
+      }
+      if (total > 0) {
+        append(out, layer, "experts",
+               kernel_op("experts_gate_up", OpCategory::gemm, grouped_gemm({active, total, 2 * width, m_.hidden, w}, hw_)));
+        append(out, layer, "experts",
+               kernel_op("experts_act", OpCategory::elementwise, elementwise({total * width, 2, 1, act}, hw_)));
+        append(out, layer, "experts",
+               kernel_op("experts_down", OpCategory::gemm, grouped_gemm({active, total, m_.hidden, width, w}, hw_)));
+      }
+      // This GPU's partial sum of the experts' (and shared expert's) outputs, summed over the
+      // replica by the all-reduce, then the residual add.
+      append(out, layer, "moe_out",
+             kernel_op("combine_sum", OpCategory::elementwise,
+                       elementwise({T * m_.hidden, static_cast<int>(moe.experts_per_token) + 1, 1, act}, hw_)));
+      close_with_allreduce(out, layer, "moe_allreduce", T, replica);
+      append(out, layer, "moe_out",
+             kernel_op("moe_residual", OpCategory::elementwise, elementwise({T * m_.hidden, 2, 1, act}, hw_)));
+    }
+  }
+}
+
 void DecodeStepBuilder::add_moe(std::vector<GpuStepPlan>& gpus, int layer, Tokens t, Rng& rng) const {
+  if (tp_ > 1) {
+    add_tp_moe(gpus, layer, t, rng);
+    return;
+  }
   const auto& moe = *m_.moe;
   const DType act = m_.activation_dtype;
   const DType w = m_.weight_dtype;

@@ -5,6 +5,9 @@
 // Layout: GPUs are split into attention data-parallel replicas of `tensor_parallel` GPUs each
 // (replica r = GPUs [r*tp, (r+1)*tp)); routed experts are spread over expert-parallel groups of
 // `expert_parallel` GPUs (group g = GPUs [g*ep, (g+1)*ep)), each holding every expert once.
+// MoE layouts: tp 1 with EP over replicas (DP attention + EP: all-to-all dispatch and combine);
+// tp > 1 with ep = tp (TP attention, experts split over the replica: an all-reduce) or ep = 1
+// (TP attention and TP experts: an all-reduce). MLA's latent cache is replicated on TP ranks.
 // Each replica serves batch_per_gpu x tp requests; each request has mtp.depth query tokens.
 // Physical experts (routed + redundant) are spread evenly over the group; a routed token copy
 // lands on any physical expert with equal probability (the stated load-balance model: EPLB
@@ -64,6 +67,9 @@ class DecodeStepBuilder {
   void add_mtp_projection(std::vector<Segment>& out, int layer, Tokens t) const;
   // The MoE block of one layer for every GPU at once (the routing couples them).
   void add_moe(std::vector<GpuStepPlan>& gpus, int layer, Tokens t, Rng& rng) const;
+  // The same under tensor-parallel attention: experts split over the replica (ep = tp) or
+  // sharded by TP (ep = 1); no all-to-all, an all-reduce of the partial outputs.
+  void add_tp_moe(std::vector<GpuStepPlan>& gpus, int layer, Tokens t, Rng& rng) const;
 
   // Appends `op` to the open compute segment of `out`, opening one labelled `label` if needed.
   static void append(std::vector<Segment>& out, int layer, std::string_view label, Op op);

@@ -66,13 +66,16 @@ double dense_mlp_weights(const ModelConfig& m, int tp) {
          matrix(width, m.hidden, m.weight_dtype);
 }
 
-double moe_weights(const ModelConfig& m, int ep, int redundant) {
+double moe_weights(const ModelConfig& m, int ep, int redundant, int tp) {
   const auto& e = *m.moe;
   const std::int64_t physical = e.routed_experts + redundant;
+  // Shared experts are sharded over TP ranks; routed experts too when they are not split by EP
+  // (expert_parallel 1 with tensor_parallel > 1).
+  const double routed_shards = ep == 1 ? d(tp) : 1.0;
   const double expert = 2 * matrix(m.hidden, e.expert_intermediate, m.weight_dtype) +
                         matrix(e.expert_intermediate, m.hidden, m.weight_dtype);
   return norm_weights(m.hidden, m.activation_dtype) + matrix(m.hidden, e.routed_experts, DType::bf16) +  // router
-         d(e.shared_experts) * expert + d(physical / ep) * expert;
+         d(e.shared_experts) * expert / d(tp) + d(physical / ep) * expert / routed_shards;
 }
 
 std::string gb(Bytes b) {
@@ -122,7 +125,7 @@ Bytes weight_bytes_per_gpu(const Scenario& s) {
   for (std::int64_t layer = 0; layer < m.layers + mtp_used; ++layer) {
     b += attention_weights(m, tp);
     const bool moe = m.moe && (layer >= m.layers || layer >= m.moe->first_dense_layers);
-    b += moe ? moe_weights(m, ep, s.parallelism.redundant_experts) : dense_mlp_weights(m, tp);
+    b += moe ? moe_weights(m, ep, s.parallelism.redundant_experts, tp) : dense_mlp_weights(m, tp);
   }
   // Each MTP module adds two RMSNorms and the 2 x hidden -> hidden projection.
   b += d(mtp_used) * (2 * norm_weights(m.hidden, m.activation_dtype) + matrix(2 * m.hidden, m.hidden, m.weight_dtype));
