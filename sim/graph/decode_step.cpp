@@ -26,6 +26,13 @@ Op kernel_op(std::string_view name, OpCategory category, const KernelCost& c) {
 
 NormKind norm_kind(NormType t) { return t == NormType::rms ? NormKind::rms : NormKind::layer; }
 
+// FP8 GEMMs (DeepGEMM) take FP8 activations: a per-token-group (1 x 128) quantisation kernel turns
+// each bf16 input into fp8 plus one fp32 scale per 128 values first (SGLang's and vLLM's
+// per_token_group_quant_fp8). It reads 2 B and writes ~1 B per element: priced as an elementwise
+// kernel over fp8 elements with 2 inputs and 1 output. Inputs that are already fp8 (DeepEP's fp8
+// dispatch into the experts; the experts' activation, fused with its quantisation) need none.
+bool needs_quant(DType weights, DType activations) { return weights == DType::fp8 && activations != DType::fp8; }
+
 }  // namespace
 
 DecodeStepBuilder::DecodeStepBuilder(const Scenario& scenario, std::int64_t batch_per_gpu, std::int64_t offloaded,
@@ -88,6 +95,12 @@ void DecodeStepBuilder::close_with_allreduce(std::vector<Segment>& out, int laye
   out.push_back(std::move(seg));
 }
 
+void DecodeStepBuilder::add_quant(std::vector<Segment>& out, int layer, std::string_view label, std::int64_t tokens,
+                                  std::int64_t features) const {
+  if (!needs_quant(m_.weight_dtype, m_.activation_dtype)) return;
+  append(out, layer, label, kernel_op("act_quant", OpCategory::elementwise, elementwise({tokens * features, 2, 1, DType::fp8}, hw_)));
+}
+
 void DecodeStepBuilder::add_embedding(std::vector<Segment>& out, Tokens t) const {
   // Embedding lookup: gather one row per token.
   append(out, -1, "embedding",
@@ -107,12 +120,16 @@ void DecodeStepBuilder::add_attention(std::vector<Segment>& out, int layer, Toke
   if (m_.attention.kind == AttentionKind::mla) {
     const auto& a = m_.attention.mla;
     const std::int64_t qk_head = a.qk_nope_head_dim + a.qk_rope_head_dim;
-    // Fused q_a / kv_a down-projection (replicated across TP ranks), then their RMSNorms.
+    // Fused q_a / kv_a down-projection (replicated across TP ranks), then their RMSNorms. One
+    // quantised hidden state feeds it and the indexer's key projection, one quantised q both
+    // q_b and the indexer's query projection.
+    add_quant(out, layer, label, T, m_.hidden);
     append(out, layer, label,
            kernel_op("q_a_kv_a", OpCategory::gemm,
                      gemm({T, a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim, m_.hidden, w}, hw_)));
     append(out, layer, label, kernel_op("q_norm", OpCategory::norm, norm({T, a.q_lora_rank, act, NormKind::rms}, hw_)));
     append(out, layer, label, kernel_op("kv_norm", OpCategory::norm, norm({T, a.kv_lora_rank, act, NormKind::rms}, hw_)));
+    add_quant(out, layer, label, T, a.q_lora_rank);
     append(out, layer, label, kernel_op("q_b", OpCategory::gemm, gemm({T, heads * qk_head, a.q_lora_rank, w}, hw_)));
     if (m_.indexer) {
       const auto& ix = *m_.indexer;
@@ -150,6 +167,7 @@ void DecodeStepBuilder::add_attention(std::vector<Segment>& out, int layer, Toke
     const std::string_view post = access != nullptr ? "attention_post" : label;
     append(out, layer, post,
            kernel_op("v_up", OpCategory::gemm, gemm({T, heads * a.v_head_dim, a.kv_lora_rank, act}, hw_)));
+    add_quant(out, layer, post, T, heads * a.v_head_dim);
     append(out, layer, post, kernel_op("wo", OpCategory::gemm, gemm({T, m_.hidden, heads * a.v_head_dim, w}, hw_)));
   } else {
     const auto& g = m_.attention.gqa;
@@ -329,8 +347,10 @@ void DecodeStepBuilder::add_dense_mlp(std::vector<Segment>& out, int layer, Toke
   const std::int64_t width = m_.dense_intermediate / tp_;
   constexpr std::string_view label = "mlp";
   append(out, layer, label, kernel_op("ffn_norm", OpCategory::norm, norm({T, m_.hidden, act, norm_kind(m_.norm)}, hw_)));
+  add_quant(out, layer, label, T, m_.hidden);
   append(out, layer, label, kernel_op("gate_up", OpCategory::gemm, gemm({T, 2 * width, m_.hidden, w}, hw_)));
   append(out, layer, label, kernel_op("act", OpCategory::elementwise, elementwise({T * width, 2, 1, act}, hw_)));
+  add_quant(out, layer, label, T, width);
   append(out, layer, label, kernel_op("down", OpCategory::gemm, gemm({T, m_.hidden, width, w}, hw_)));
   close_with_allreduce(out, layer, "mlp_allreduce", T, replica);
   append(out, layer, label,
@@ -376,10 +396,12 @@ void DecodeStepBuilder::add_tp_moe(std::vector<GpuStepPlan>& gpus, int layer, To
       append(out, layer, "moe_in",
              kernel_op("router_topk", OpCategory::elementwise, elementwise({T * moe.routed_experts, 1, 1, DType::fp32}, hw_)));
       if (shared_width > 0) {
+        add_quant(out, layer, "moe_in", T, m_.hidden);
         append(out, layer, "moe_in",
                kernel_op("shared_gate_up", OpCategory::gemm, gemm({T, 2 * shared_width, m_.hidden, w}, hw_)));
         append(out, layer, "moe_in",
                kernel_op("shared_act", OpCategory::elementwise, elementwise({T * shared_width, 2, 1, act}, hw_)));
+        add_quant(out, layer, "moe_in", T, shared_width);
         append(out, layer, "moe_in", kernel_op("shared_down", OpCategory::gemm, gemm({T, m_.hidden, shared_width, w}, hw_)));
       }
       std::int64_t total = 0;
@@ -479,10 +501,12 @@ void DecodeStepBuilder::add_moe(std::vector<GpuStepPlan>& gpus, int layer, Token
     append(out, layer, "moe_in",
            kernel_op("router_topk", OpCategory::elementwise, elementwise({T * moe.routed_experts, 1, 1, DType::fp32}, hw_)));
     if (shared_width > 0) {
+      add_quant(out, layer, "moe_in", T, m_.hidden);
       append(out, layer, "moe_in",
              kernel_op("shared_gate_up", OpCategory::gemm, gemm({T, 2 * shared_width, m_.hidden, w}, hw_)));
       append(out, layer, "moe_in",
              kernel_op("shared_act", OpCategory::elementwise, elementwise({T * shared_width, 2, 1, act}, hw_)));
+      add_quant(out, layer, "moe_in", T, shared_width);
       append(out, layer, "moe_in", kernel_op("shared_down", OpCategory::gemm, gemm({T, m_.hidden, shared_width, w}, hw_)));
     }
 
@@ -537,6 +561,7 @@ void DecodeStepBuilder::add_mtp_projection(std::vector<Segment>& out, int layer,
          kernel_op("mtp_embedding", OpCategory::elementwise, elementwise({T * m_.hidden, 1, 1, act}, hw_)));
   append(out, layer, "mtp_in",
          kernel_op("mtp_norms", OpCategory::norm, norm({T, 2 * m_.hidden, act, norm_kind(m_.norm)}, hw_)));
+  add_quant(out, layer, "mtp_in", T, 2 * m_.hidden);
   append(out, layer, "mtp_in", kernel_op("eh_proj", OpCategory::gemm, gemm({T, m_.hidden, 2 * m_.hidden, m_.weight_dtype}, hw_)));
 }
 

@@ -71,6 +71,10 @@ class DecodeStepBuilder {
   // sharded by TP (ep = 1); no all-to-all, an all-reduce of the partial outputs.
   void add_tp_moe(std::vector<GpuStepPlan>& gpus, int layer, Tokens t, Rng& rng) const;
 
+  // The fp8 activation quantisation before an FP8 weight GEMM reading `features` per token (none
+  // for bf16 weights).
+  void add_quant(std::vector<Segment>& out, int layer, std::string_view label, std::int64_t tokens,
+                 std::int64_t features) const;
   // Appends `op` to the open compute segment of `out`, opening one labelled `label` if needed.
   static void append(std::vector<Segment>& out, int layer, std::string_view label, Op op);
   void close_with_allreduce(std::vector<Segment>& out, int layer, std::string_view label, std::int64_t tokens,
