@@ -19,7 +19,14 @@ std::vector<Preset> load_all() {
     const bool profile = folder == "profiles";
     const std::string path = (profile ? "calibration/profiles/" : "scenarios/" + folder + "/") + e.name + ".json";
     const std::string origin = "built-in preset " + path;
-    Preset p{kind, e.name, path, profile ? profile_hardware(e.text, origin) : parse_json_text(e.text, origin), {}};
+    Preset p{kind, e.name, path, {}, {}, {}};
+    if (profile) {
+      ProfileDocument d = parse_profile(e.text, origin);
+      p.document = std::move(d.hardware);
+      p.calibration = std::move(d.calibration);
+    } else {
+      p.document = parse_json_text(e.text, origin);
+    }
     if (const auto d = p.document.find("description"); d != p.document.end() && d->is_string()) {
       p.description = d->get<std::string>();
     }

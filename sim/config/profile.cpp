@@ -3,6 +3,8 @@
 #include "sim/config/config_error.h"
 #include "sim/config/json_text.h"
 
+#include <cstdio>
+
 namespace ess {
 
 bool names_a_file(std::string_view hardware) {
@@ -30,5 +32,36 @@ nlohmann::json profile_hardware(std::string_view text, const std::string& origin
 nlohmann::json read_profile_hardware(const std::string& path) {
   return profile_hardware(read_text_file(path), "profile " + path);
 }
+
+std::string calibration_summary(const nlohmann::json& doc) {
+  std::string out = "calibrated";
+  const auto c = doc.find("calibration");
+  if (c == doc.end() || !c->is_object()) return out;
+  if (const auto base = c->find("base"); base != c->end() && base->is_string()) {
+    out += " (base " + base->get<std::string>() + ")";
+  }
+  std::string models;
+  if (const auto m = c->find("models"); m != c->end() && m->is_array()) {
+    for (const auto& model : *m) {
+      if (!model.is_object() || !model.contains("model") || !model["model"].is_string()) continue;
+      const auto cv = model.find("cross_validated");
+      if (cv == model.end() || !cv->is_object() || !cv->contains("median_abs") || !(*cv)["median_abs"].is_number()) continue;
+      char pct[32];
+      std::snprintf(pct, sizeof pct, "%.1f%%", (*cv)["median_abs"].get<double>() * 100.0);
+      models += (models.empty() ? "" : ", ") + model["model"].get<std::string>() + " " + pct;
+    }
+  }
+  if (!models.empty()) out += ": k-fold CV median |error| " + models;
+  return out;
+}
+
+ProfileDocument parse_profile(std::string_view text, const std::string& origin) {
+  ProfileDocument p;
+  p.hardware = profile_hardware(text, origin);
+  p.calibration = calibration_summary(parse_json_text(text, origin));
+  return p;
+}
+
+ProfileDocument read_profile(const std::string& path) { return parse_profile(read_text_file(path), "profile " + path); }
 
 }  // namespace ess

@@ -31,4 +31,17 @@ inline constexpr std::string_view kProfileSchema = "ess-sim/hardware-profile/v1"
 // Reads the profile file at `path` (ConfigError if it cannot be read) and returns profile_hardware.
 [[nodiscard]] nlohmann::json read_profile_hardware(const std::string& path);
 
+// A profile's hardware and the one-line summary of its fit, as `run` prints it.
+struct ProfileDocument {
+  nlohmann::json hardware;
+  std::string calibration;  // calibration_summary() of the document
+};
+[[nodiscard]] ProfileDocument parse_profile(std::string_view text, const std::string& origin);
+[[nodiscard]] ProfileDocument read_profile(const std::string& path);
+
+// "calibrated: k-fold CV median |error| gemm-measured 1.1%, gemm 6.3%, ..." from the profile's
+// calibration.models (the base preset it was built on is named); "calibrated" alone when the
+// document records no cross-validated model.
+[[nodiscard]] std::string calibration_summary(const nlohmann::json& profile_document);
+
 }  // namespace ess

@@ -53,8 +53,8 @@ void deep_merge(nlohmann::json& base, const nlohmann::json& overrides) {
 // Replaces a hardware section {"profile": path, overrides...} by the profile's hardware merged
 // with the overrides. A relative path is resolved against `base_dir` (the scenario file's folder),
 // or against the current directory when the path itself came from --set.
-void resolve_profile(nlohmann::json& section, const std::string& pointer, Origins& origins,
-                     const std::filesystem::path& base_dir) {
+std::string resolve_profile(nlohmann::json& section, const std::string& pointer, Origins& origins,
+                            const std::filesystem::path& base_dir) {
   const std::string profile_pointer = pointer_append(pointer, "profile");
   const nlohmann::json& p = section["profile"];
   if (!p.is_string() || p.get<std::string>().empty()) {
@@ -69,8 +69,11 @@ void resolve_profile(nlohmann::json& section, const std::string& pointer, Origin
   if (path.is_relative() && origin_of_path.rfind("--", 0) != 0) path = base_dir / path;
   const std::string shown = path.lexically_normal().string();
   nlohmann::json hardware;
+  std::string calibration;
   try {
-    hardware = read_profile_hardware(shown);
+    ProfileDocument profile = read_profile(shown);
+    hardware = std::move(profile.hardware);
+    calibration = std::move(profile.calibration);
   } catch (const ConfigError& e) {
     if (e.origin().rfind("profile ", 0) == 0) throw;  // an error inside the profile names the profile
     throw ConfigError(origin_of_path, profile_pointer, e.message() + " (profile path resolved to " + shown + ")");
@@ -81,10 +84,12 @@ void resolve_profile(nlohmann::json& section, const std::string& pointer, Origin
   origins.set(pointer, "profile " + shown);
   deep_merge(hardware, overrides);
   section = std::move(hardware);
+  return calibration;
 }
 
 // Replaces document[key] (a preset name or {"preset": name, overrides...}) by the merged preset.
-void resolve_preset_section(nlohmann::json& document, const std::string& key, PresetKind kind, Origins& origins,
+// Returns the calibration summary of a hardware profile (empty for presets and inline sections).
+std::string resolve_preset_section(nlohmann::json& document, const std::string& key, PresetKind kind, Origins& origins,
                             const std::filesystem::path& base_dir) {
   const std::string pointer = pointer_append("", key);
   auto it = document.find(key);
@@ -105,11 +110,10 @@ void resolve_preset_section(nlohmann::json& document, const std::string& key, Pr
     name = it->get<std::string>();
   } else if (it->is_object()) {
     if (kind == PresetKind::hardware && it->contains("profile")) {
-      resolve_profile(*it, pointer, origins, base_dir);
-      return;
+      return resolve_profile(*it, pointer, origins, base_dir);
     }
     const auto p = it->find("preset");
-    if (p == it->end()) return;  // fully inline: read as written
+    if (p == it->end()) return {};  // fully inline: read as written
     name_pointer = pointer_append(pointer, "preset");
     if (!p->is_string()) {
       throw ConfigError(origins.at(name_pointer), name_pointer, "expected a " + std::string(to_string(kind)) +
@@ -134,6 +138,7 @@ void resolve_preset_section(nlohmann::json& document, const std::string& key, Pr
   nlohmann::json merged = preset->document;
   deep_merge(merged, overrides);
   *it = std::move(merged);
+  return preset->calibration;
 }
 
 void apply_override(nlohmann::json& document, const Override& o, Origins& origins) {
@@ -488,9 +493,11 @@ Scenario load_scenario_text(std::string_view text, const std::string& origin, co
   if (!document.is_object()) throw ConfigError(origin, "", "a scenario is a JSON object, got " + describe_json(document));
   Origins origins(origin);
   for (const auto& o : overrides) apply_override(document, o, origins);
-  resolve_preset_section(document, "model", PresetKind::model, origins, base_dir);
-  resolve_preset_section(document, "hardware", PresetKind::hardware, origins, base_dir);
-  return read_scenario(document, origins, origin);
+  (void)resolve_preset_section(document, "model", PresetKind::model, origins, base_dir);
+  std::string calibration = resolve_preset_section(document, "hardware", PresetKind::hardware, origins, base_dir);
+  Scenario s = read_scenario(document, origins, origin);
+  s.hardware_calibration = std::move(calibration);
+  return s;
 }
 
 Scenario load_scenario(const std::string& path, const std::vector<Override>& overrides) {
@@ -501,7 +508,7 @@ Hardware load_hardware_preset(const std::string& name) {
   // A path names a profile file, relative to the current directory.
   nlohmann::json document = {{"hardware", names_a_file(name) ? nlohmann::json{{"profile", name}} : nlohmann::json(name)}};
   Origins origins("--hardware " + name);
-  resolve_preset_section(document, "hardware", PresetKind::hardware, origins, {});
+  (void)resolve_preset_section(document, "hardware", PresetKind::hardware, origins, {});
   ObjectReader r(document, "", origins);
   auto h = r.object("hardware");
   Hardware hw = read_hardware(h);

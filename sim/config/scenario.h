@@ -113,6 +113,9 @@ struct Scenario {
   ExecutionConfig execution;
   CacheConfig cache;
   MemoryConfig memory;
+  // How the hardware was calibrated: calibration_summary() of the profile it came from (a file or
+  // a shipped profile), empty for a datasheet preset or an inline description (uncalibrated).
+  std::string hardware_calibration;
   // Every value the simulator uses with its source; itself a valid scenario.
   nlohmann::ordered_json resolved;
 };

@@ -196,6 +196,9 @@ nlohmann::ordered_json results_json(const Scenario& s, const RunResult& r, const
   nlohmann::ordered_json sum;
   sum["model"] = s.model.name;
   sum["hardware"] = s.hardware.name;
+  // How the hardware's cost models were calibrated (null: a datasheet preset, uncalibrated).
+  sum["hardware_calibration"] = s.hardware_calibration.empty() ? nlohmann::ordered_json(nullptr)
+                                                               : nlohmann::ordered_json(s.hardware_calibration);
   sum["gpus"] = r.gpus;
   sum["gpus_per_node"] = s.hardware.gpu.count;
   sum["parallelism"] = {{"attention_dp", s.parallelism.attention_dp},
@@ -274,6 +277,11 @@ std::string results_table(const Scenario& s, const RunResult& r) {
   out += (s.name.empty() ? s.origin : s.name) + ": " + s.model.name + " on " + std::to_string(r.gpus) + " x " +
          s.hardware.name + " (attention DP" + std::to_string(s.parallelism.attention_dp) + " x TP" +
          std::to_string(s.parallelism.tensor_parallel) + ", EP" + std::to_string(s.parallelism.expert_parallel) + ")\n";
+  out += "  hardware " + s.hardware.name + ": " +
+         (s.hardware_calibration.empty()
+              ? "uncalibrated (datasheet numbers and estimated efficiencies; `ess-sim calibrate` fits a profile)"
+              : s.hardware_calibration) +
+         "\n";
   out += "  context " + std::to_string(s.workload.context_length) + " tokens, MTP depth " +
          std::to_string(s.workload.mtp.depth) + " (" + fmt("%.2f", acceptance) + " accepted per step), " +
          std::to_string(r.steps) + " steps\n\n";
