@@ -635,8 +635,8 @@ void print_port(std::ostream& out, const char* label, Seconds t, Bytes bytes, co
   out << "  " << label << human_time(t);
   if (bytes.value() > 0) {
     out << "  for " << human_count(bytes.value(), "B") << " each way: " << p.latency_field << " "
-        << human_time(p.latency) << " + bytes / " << p.bandwidth_field << " "
-        << format_quantity(p.bandwidth.value(), Dimension::bytes_per_second) << "\n";
+        << human_time(p.latency) << " + bytes / " << p.bandwidth_field << " " << human_count(p.bandwidth.value(), "B/s")
+        << "\n";
   } else {
     out << "  (no traffic)\n";
   }
