@@ -230,9 +230,11 @@ pack() {
   cp "$OUT/summary.json" "$RES/summary.json" 2>/dev/null
   cp "$OUT/run.log" "$RES/run.log" 2>/dev/null
   if tar -C "$WORK" -czf "$OUT/ess-device.tar.gz" ess-device; then
-    # The device tool returns files of at most 16 MiB: split a larger archive into parts.
-    if (( $(stat -c %s "$OUT/ess-device.tar.gz") > 15 * 1024 * 1024 )); then
-      split -b 15M -a 2 "$OUT/ess-device.tar.gz" "$OUT/ess-device.tar.gz.part-" && rm -f "$OUT/ess-device.tar.gz"
+    # The device tool returns files of at most 16 MiB: split a larger archive into parts
+    # (ESS_SPLIT_BYTES, 15 MiB by default, is there to test this with a small archive).
+    local split_bytes=${ESS_SPLIT_BYTES:-15728640}
+    if (( $(stat -c %s "$OUT/ess-device.tar.gz") > split_bytes )); then
+      split -b "$split_bytes" -a 2 "$OUT/ess-device.tar.gz" "$OUT/ess-device.tar.gz.part-" && rm -f "$OUT/ess-device.tar.gz"
     fi
   else
     log "tar failed"

@@ -23,4 +23,4 @@ while read -r name sets; do
   "$ess_sim" validate --scenario validate/scenarios/runner-h200.json $sets --prepare "$out" --name "$name" >> "$list"
 done < validate/configs.txt
 mv "$list" "$out/configs.txt"
-echo "prepared $(wc -l < "$out/configs.txt") configurations in $out ($(du -sh "$out" | cut -f1)), $(grep -vc -e '^#' -e '^model,' "$out/gemm-shapes.csv") GEMM shapes in $out/gemm-shapes.csv"
+echo "prepared $(wc -l < "$out/configs.txt") configurations in $out ($(du -sh "$out" | cut -f1)), $(grep -vc -e '^#' -e '^model,' "$out/gemm-shapes.csv") weight GEMMs in $out/gemm-shapes.csv"
