@@ -123,6 +123,12 @@ int run(const Options& options) {
 
   bool written = true;
   for (const Suite suite : options.suites) {
+    if (!r.time_left()) {
+      // Not even its set-up (the copy suite pins 2 GiB): after a stop signal the grace period
+      // before SIGKILL is short.
+      r.skip(std::string(to_string(suite)) + ": not started (" + r.stop_reason() + ")");
+      continue;
+    }
     progress.start(suite);
     const std::size_t before = r.samples.size();
     try {
@@ -148,6 +154,8 @@ int run(const Options& options) {
                  static_cast<int>(to_string(suite).size()), to_string(suite).data(), r.samples.size(),
                  r.samples.size() - before, written ? "written to" : "NOT written to", options.out.c_str());
   }
+  // Once more, with what was not started.
+  written = write_checkpoint(checkpoint);
   g_checkpoint = nullptr;
   set_fatal_hook(nullptr);
 
