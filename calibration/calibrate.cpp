@@ -13,13 +13,18 @@
 #include <utility>
 
 #include "models/collective.h"
+#include "models/attention.h"
 #include "models/copy.h"
+#include "models/gemm.h"
 #include "sim/config/hardware_config.h"
 #include "sim/config/presets.h"
 #include "sim/config/profile.h"
 #include "sim/config/quantity.h"
 #include "sim/config/reader.h"
 #include "sim/config/scenario.h"
+#include "sim/config/config_error.h"
+#include "sim/io/read_file.h"
+#include "sim/io/sha256.h"
 
 namespace ess {
 
@@ -71,6 +76,8 @@ struct ModelSpec {
   std::vector<std::size_t> groups;
   // Optional: writes a fitted value that is not a scalar field (the measured GEMM table).
   std::function<void(const Hardware&, nlohmann::json& doc, const std::string& source)> write;
+  // False for a model with one figure per parameter (nothing to hold out) or none (reported only).
+  bool cross_validate = true;
 };
 
 double as_double(double v) { return v; }
@@ -128,7 +135,9 @@ std::vector<ModelSpec> model_specs(const MeasurementSet& m) {
     s.measured = seconds_of(m.copy);
     bool dir[2] = {false, false};
     for (const auto& p : m.copy) dir[static_cast<int>(p.direction)] = true;
-    s.fields.push_back(field({"pcie", "latency"}, [](auto& h) -> auto& { return h.pcie.latency; }));
+    if (copy_fit_sets_latency(m.copy, {})) {
+      s.fields.push_back(field({"pcie", "latency"}, [](auto& h) -> auto& { return h.pcie.latency; }));
+    }
     if (dir[0]) {
       s.fields.push_back(field({"pcie", "h2d_bandwidth"}, [](auto& h) -> auto& { return h.pcie.h2d_bandwidth; }));
       s.fields.push_back(field({"pcie", "h2d_call_overhead"}, [](auto& h) -> auto& { return h.pcie.h2d_call_overhead; }));
@@ -225,6 +234,64 @@ std::vector<ModelSpec> model_specs(const MeasurementSet& m) {
     };
     specs.push_back(std::move(t));
   }
+  if (!m.grouped_gemm.empty()) {
+    ModelSpec s;
+    s.name = "grouped-gemm";
+    s.description = "grouped (MoE expert) GEMMs, every group the same rows, padded to the kernel's row tile";
+    s.measured = seconds_of(m.grouped_gemm);
+    const auto gg = &KernelParams::grouped_gemm;
+    s.fields = {roofline_field("grouped_gemm", gg, "compute_efficiency", &RooflineParams::compute_efficiency),
+                roofline_field("grouped_gemm", gg, "compute_ramp", &RooflineParams::compute_ramp),
+                roofline_field("grouped_gemm", gg, "memory_efficiency", &RooflineParams::memory_efficiency),
+                roofline_field("grouped_gemm", gg, "memory_ramp", &RooflineParams::memory_ramp),
+                roofline_field("grouped_gemm", gg, "kernel_overhead", &RooflineParams::kernel_overhead),
+                roofline_field("grouped_gemm", gg, "transition", &RooflineParams::transition)};
+    s.fit = [&m](Hardware& h, std::span<const std::size_t> use) { h.kernels.grouped_gemm = fit_grouped_gemm(m.grouped_gemm, use, h); };
+    s.predict = [&m](const Hardware& h, std::size_t i) { return grouped_gemm(m.grouped_gemm[i].shape, h).time.value(); };
+    specs.push_back(std::move(s));
+  }
+  if (!m.attention_rates.empty()) {
+    ModelSpec s;
+    s.name = "attention";
+    s.description = "dense MLA decode peak rates (FLOP/s compute-bound, B/s memory-bound) as published, against the "
+                    "datasheet BF16 peak and HBM bandwidth; one figure per parameter, nothing to cross-validate";
+    bool kind[2] = {false, false};
+    for (const auto& p : m.attention_rates) {
+      kind[p.compute ? 1 : 0] = true;
+      s.measured.push_back(1.0 / p.rate);
+    }
+    const auto at = &KernelParams::attention;
+    if (kind[1]) s.fields.push_back(roofline_field("attention", at, "compute_efficiency", &RooflineParams::compute_efficiency));
+    if (kind[0]) s.fields.push_back(roofline_field("attention", at, "memory_efficiency", &RooflineParams::memory_efficiency));
+    s.cross_validate = false;
+    s.fit = [&m](Hardware& h, std::span<const std::size_t> use) { h.kernels.attention = attention_from_rates(m.attention_rates, use, h); };
+    s.predict = [&m](const Hardware& h, std::size_t i) {
+      const auto& p = m.attention_rates[i];
+      const double roof = p.compute ? h.gpu.peak_compute.at(DType::bf16, h.gpu.kind).value() * h.kernels.attention.compute_efficiency
+                                    : h.gpu.hbm_bandwidth.value() * h.kernels.attention.memory_efficiency;
+      return 1.0 / roof;
+    };
+    specs.push_back(std::move(s));
+  }
+  if (!m.sparse_attention.empty()) {
+    ModelSpec s;
+    s.name = "sparse-attention";
+    s.description = "sparse MLA decode (FP8 latent cache, top-k entries per query token), compute-bound";
+    s.measured = seconds_of(m.sparse_attention);
+    const auto sa = &KernelParams::sparse_attention;
+    s.fields.push_back(roofline_field("sparse_attention", sa, "compute_efficiency", &RooflineParams::compute_efficiency));
+    if (m.sparse_attention.size() >= 2) {
+      s.fields.push_back(roofline_field("sparse_attention", sa, "kernel_overhead", &RooflineParams::kernel_overhead));
+    }
+    s.fit = [&m](Hardware& h, std::span<const std::size_t> use) {
+      h.kernels.sparse_attention = fit_sparse_attention(m.sparse_attention, use, h);
+    };
+    s.predict = [&m](const Hardware& h, std::size_t i) {
+      const auto& p = m.sparse_attention[i];
+      return sparse_mla_attention(p.shape, p.selected, h).time.value();
+    };
+    specs.push_back(std::move(s));
+  }
   if (!m.norm.empty()) {
     ModelSpec s;
     s.name = "memory-bound";
@@ -255,23 +322,6 @@ std::vector<ModelSpec> model_specs(const MeasurementSet& m) {
     };
     specs.push_back(std::move(s));
   }
-  if (!m.alltoall.empty()) {
-    ModelSpec s;
-    s.name = "alltoall";
-    s.description = "NCCL all-to-all within one node";
-    s.measured = seconds_of(m.alltoall);
-    s.fields.push_back(field({"collectives", "alltoall_bandwidth"}, [](auto& h) -> auto& { return h.collectives.alltoall_bandwidth; }));
-    s.fields.push_back(field({"collectives", "alltoall_latency"}, [](auto& h) -> auto& { return h.collectives.alltoall_latency; }));
-    s.fit = [&m](Hardware& h, std::span<const std::size_t> use) {
-      const AlphaBeta ab = fit_alltoall(m.alltoall, use);
-      h.collectives.alltoall_latency = ab.latency;
-      h.collectives.alltoall_bandwidth = ab.bandwidth;
-    };
-    s.predict = [&m](const Hardware& h, std::size_t i) {
-      return alltoall_time(m.alltoall[i].gpus, Bytes(m.alltoall[i].bytes), h).value();
-    };
-    specs.push_back(std::move(s));
-  }
   if (!m.p2p.empty()) {
     ModelSpec s;
     s.name = "nvlink-p2p";
@@ -285,6 +335,71 @@ std::vector<ModelSpec> model_specs(const MeasurementSet& m) {
       h.nvlink.bandwidth = ab.bandwidth;
     };
     s.predict = [&m](const Hardware& h, std::size_t i) { return p2p_time(Bytes(m.p2p[i].bytes), h.nvlink).value(); };
+    specs.push_back(std::move(s));
+  }
+  if (!m.alltoall.empty()) {
+    ModelSpec s;
+    s.name = "alltoall";
+    s.description = "NCCL all-to-all within one node";
+    s.measured = seconds_of(m.alltoall);
+    s.fields.push_back(field({"collectives", "alltoall_nvlink_efficiency"}, [](auto& h) -> auto& { return h.collectives.alltoall_nvlink_efficiency; }));
+    s.fields.push_back(field({"collectives", "alltoall_latency"}, [](auto& h) -> auto& { return h.collectives.alltoall_latency; }));
+    s.fit = [&m](Hardware& h, std::span<const std::size_t> use) {
+      const AlphaBeta ab = fit_alltoall(m.alltoall, use);
+      // The engine carries the all-to-all at a fraction of nvlink.bandwidth (fitted above when
+      // peer copies were measured).
+      const double efficiency = ab.bandwidth.value() / h.nvlink.bandwidth.value();
+      if (!(efficiency > 0.0 && efficiency <= 1.0)) {
+        throw FitError("all-to-all: the fitted bandwidth " + format_quantity(ab.bandwidth.value(), Dimension::bytes_per_second) +
+                       " is not within (0, 1] of nvlink.bandwidth " +
+                       format_quantity(h.nvlink.bandwidth.value(), Dimension::bytes_per_second));
+      }
+      h.collectives.alltoall_latency = ab.latency;
+      h.collectives.alltoall_nvlink_efficiency = efficiency;
+    };
+    s.predict = [&m](const Hardware& h, std::size_t i) {
+      return alltoall_time(m.alltoall[i].gpus, Bytes(m.alltoall[i].bytes), h).value();
+    };
+    specs.push_back(std::move(s));
+  }
+  if (!m.expert_alltoall.empty()) {
+    ModelSpec s;
+    s.name = "expert-alltoall";
+    s.description = "DeepEP low-latency dispatch and combine vs EP size, carried as the engine does (NVLink port within a "
+                    "node, NIC across nodes, concurrently)";
+    s.measured = seconds_of(m.expert_alltoall);
+    bool intra = false;
+    bool inter = false;
+    for (const auto& p : m.expert_alltoall) {
+      intra = intra || std::min(p.expert_parallel, p.gpus_per_node) > 1;
+      inter = inter || p.expert_parallel > p.gpus_per_node;
+    }
+    if (intra) s.fields.push_back(field({"collectives", "alltoall_nvlink_efficiency"}, [](auto& h) -> auto& { return h.collectives.alltoall_nvlink_efficiency; }));
+    if (inter) s.fields.push_back(field({"collectives", "alltoall_network_efficiency"}, [](auto& h) -> auto& { return h.collectives.alltoall_network_efficiency; }));
+    s.fields.push_back(field({"collectives", "alltoall_latency"}, [](auto& h) -> auto& { return h.collectives.alltoall_latency; }));
+    s.fit = [&m](Hardware& h, std::span<const std::size_t> use) {
+      const AlltoallFit f = fit_expert_alltoall(m.expert_alltoall, use, h);
+      h.collectives.alltoall_nvlink_efficiency = f.nvlink_efficiency;
+      h.collectives.alltoall_network_efficiency = f.network_efficiency;
+      h.collectives.alltoall_latency = f.latency;
+    };
+    s.predict = [&m](const Hardware& h, std::size_t i) { return expert_alltoall_time(m.expert_alltoall[i], h).value(); };
+    specs.push_back(std::move(s));
+  }
+  if (!m.alltoall_normal.empty()) {
+    // Reported beside the low-latency fit: the normal (high-throughput) kernels' bottleneck
+    // bandwidth against the port bandwidths the profile gives the engine. Nothing is fitted.
+    ModelSpec s;
+    s.name = "alltoall-normal";
+    s.description = "DeepEP normal kernels' bottleneck bandwidth (seconds per byte) against the fitted port bandwidths; "
+                    "reported, not fitted";
+    for (const auto& p : m.alltoall_normal) s.measured.push_back(1.0 / p.rate);
+    s.cross_validate = false;
+    s.fit = [](Hardware&, std::span<const std::size_t>) {};
+    s.predict = [&m](const Hardware& h, std::size_t i) {
+      const auto& p = m.alltoall_normal[i];
+      return 1.0 / (p.intranode ? alltoall_intranode_bandwidth(h) : alltoall_internode_bandwidth(h)).value();
+    };
     specs.push_back(std::move(s));
   }
   return specs;
@@ -308,19 +423,117 @@ Hardware read_back(const nlohmann::json& hardware_doc) {
   return hw;
 }
 
+// One donor's contribution, for the profile's provenance.
+struct Transferred {
+  std::string path;
+  std::string name;
+  std::string sha256;
+  std::vector<std::string> fields;  // dotted paths taken from it
+  std::vector<std::string> skipped;  // why fields it fitted were not taken
+};
+
+constexpr std::string_view kFittedSource = "fitted by ess-sim calibrate";
+
+const nlohmann::json* find_path(const nlohmann::json& doc, const std::vector<std::string>& path) {
+  const nlohmann::json* node = &doc;
+  for (const auto& key : path) {
+    if (!node->is_object() || !node->contains(key)) return nullptr;
+    node = &(*node)[key];
+  }
+  return node;
+}
+
+std::string dotted(const std::vector<std::string>& path) {
+  std::string s;
+  for (const auto& p : path) s += (s.empty() ? "" : ".") + p;
+  return s;
+}
+
+// Copies the transferable fitted fields of each donor into `doc` (the first donor to have fitted a
+// field wins).
+std::vector<Transferred> apply_transfers(nlohmann::json& doc, const std::vector<std::string>& donors) {
+  std::vector<Transferred> out;
+  std::set<std::string> taken;
+  const nlohmann::json* target_generation = find_path(doc, {"pcie", "generation", "value"});
+  for (const std::string& path : donors) {
+    std::string text;
+    const ReadProblem problem = read_whole_file(path, text);
+    if (problem != ReadProblem::none) throw ConfigError(path, "", "cannot read the profile to transfer from: " + describe(problem));
+    const nlohmann::json donor = profile_hardware(text, path);
+    Transferred t;
+    t.path = path;
+    t.name = donor.contains("name") && donor["name"].is_string() ? donor["name"].get<std::string>() : path;
+    t.sha256 = sha256_hex(text);
+    const nlohmann::json* donor_generation = find_path(donor, {"pcie", "generation", "value"});
+    for (const TransferRule& rule : transfer_rules()) {
+      const nlohmann::json* v = find_path(donor, rule.path);
+      if (v == nullptr || !v->is_object() || !v->contains("source") || !(*v)["source"].is_string()) continue;
+      const std::string source = (*v)["source"].get<std::string>();
+      if (source.rfind(kFittedSource, 0) != 0) continue;  // only values the donor fitted itself
+      const std::string name = dotted(rule.path);
+      if (taken.count(name) > 0) continue;
+      if (rule.same_pcie_generation &&
+          (donor_generation == nullptr || target_generation == nullptr || *donor_generation != *target_generation)) {
+        t.skipped.push_back(name + " (PCIe generation differs)");
+        continue;
+      }
+      nlohmann::json* node = &doc;
+      for (const auto& key : rule.path) node = &(*node)[key];
+      *node = {{"value", (*v)["value"]},
+               {"source", "transferred from " + t.name + " (" + path + "): " + rule.rule + "; there " + source}};
+      taken.insert(name);
+      t.fields.push_back(name);
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
 std::string inputs_summary(const MeasurementSet& m) {
   std::string s;
+  if (m.inputs.empty()) return "no measurements";
   for (const auto& in : m.inputs) s += (s.empty() ? "" : ", ") + in.path;
   return s;
 }
 
 }  // namespace
 
+const std::vector<TransferRule>& transfer_rules() {
+  static const std::vector<TransferRule> rules = [] {
+    std::vector<TransferRule> r;
+    for (const char* kernel : {"gemm", "grouped_gemm", "attention", "sparse_attention", "indexer", "memory_bound"}) {
+      for (const char* key : {"compute_efficiency", "compute_ramp", "memory_efficiency", "memory_ramp", "kernel_overhead",
+                              "transition"}) {
+        r.push_back({{"kernels", kernel, key},
+                     "the fraction of the roofs, the size ramps and the overhead of the same kernels on the same SM "
+                     "architecture (the peaks and HBM bandwidth they multiply are this GPU's)",
+                     false});
+      }
+    }
+    const std::string links = "the fraction of the links the all-to-all kernels reach and their fixed time (the link "
+                              "bandwidths they multiply are this GPU's nvlink.bandwidth and network.bandwidth_per_gpu)";
+    r.push_back({{"collectives", "alltoall_nvlink_efficiency"}, links, false});
+    r.push_back({{"collectives", "alltoall_network_efficiency"}, links, false});
+    r.push_back({{"collectives", "alltoall_latency"}, links, false});
+    r.push_back({{"collectives", "allreduce_latency"}, "NCCL's fixed time of a small all-reduce (software, not link)", false});
+    r.push_back({{"nvlink", "latency"}, "the fixed time of a peer copy (software, not link)", false});
+    const std::string pcie = "the same PCIe generation's per-call overheads, latency and UVA-kernel share of the copy "
+                             "engine (the copy bandwidths stay this GPU's)";
+    for (const char* key : {"latency", "h2d_call_overhead", "d2h_call_overhead", "gather_h2d_efficiency",
+                            "gather_d2h_efficiency", "gather_sm_fraction"}) {
+      r.push_back({{"pcie", key}, pcie, true});
+    }
+    return r;
+  }();
+  return rules;
+}
+
 Calibration calibrate(const MeasurementSet& measurements, const CalibrateOptions& options) {
   if (options.folds < 2) throw std::invalid_argument("--folds must be >= 2 (got " + std::to_string(options.folds) + ")");
-  const Hardware base = load_hardware_preset(options.base);
+  (void)load_hardware_preset(options.base);  // a bad base is a ConfigError here
   nlohmann::json doc = base_document(options.base);
-  Hardware hw = base;
+  std::vector<Transferred> transferred = apply_transfers(doc, options.transfer);
+  Hardware hw = read_back(doc);
   Calibration out;
   std::vector<ModelSpec> specs = model_specs(measurements);
   const std::string inputs = inputs_summary(measurements);
@@ -340,14 +553,14 @@ Calibration calibrate(const MeasurementSet& measurements, const CalibrateOptions
       return h;
     };
     const auto predict = [&spec](const Hardware& h, std::size_t i) { return spec.predict(h, i); };
-    if (folds >= 2) {
+    if (spec.cross_validate && folds >= 2) {
       const auto cv = cross_validate<Hardware>(spec.measured, folds, options.seed, fit_fold, predict);
       report.cross_validated = cv.cross_validated;
       report.folds = folds;
     }
     std::set<std::size_t> distinct(spec.groups.begin(), spec.groups.end());
     const int group_folds = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(options.folds), distinct.size()));
-    if (!spec.groups.empty() && group_folds >= 2) {
+    if (spec.cross_validate && !spec.groups.empty() && group_folds >= 2) {
       const auto cv = cross_validate<Hardware>(spec.measured, group_folds, options.seed, fit_fold, predict, spec.groups);
       report.cross_validated_by_group = cv.cross_validated;
       report.group_folds = group_folds;
@@ -398,15 +611,16 @@ Calibration calibrate(const MeasurementSet& measurements, const CalibrateOptions
     }
     if (specs[s].write) specs[s].write(hw, doc, source);
   }
-  for (const char* model : {"pcie-copy", "pcie-gather", "gather-sm-share", "gemm", "gemm-measured", "memory-bound",
-                            "allreduce", "alltoall", "nvlink-p2p"}) {
+  for (const char* model : {"pcie-copy", "pcie-gather", "gather-sm-share", "gemm", "gemm-measured", "grouped-gemm",
+                            "attention", "sparse-attention", "memory-bound", "allreduce", "nvlink-p2p", "alltoall",
+                            "expert-alltoall"}) {
     bool fitted = false;
     for (const auto& r : out.models) fitted = fitted || r.model == model;
     if (!fitted) out.not_fitted.emplace_back(model);
   }
   std::string description = options.description;
   if (description.empty()) {
-    description = "Calibrated from measurements on " +
+    description = measurements.inputs.empty() ? "Transferred from " + (options.transfer.empty() ? std::string("?") : options.transfer.front()) + " (base: " + options.base + ")" : "Calibrated from measurements on " +
                   (measurements.inputs.empty() ? std::string("?") : measurements.inputs.front().gpu) + " (base: " +
                   options.base + ")";
   }
@@ -441,6 +655,22 @@ Calibration calibrate(const MeasurementSet& measurements, const CalibrateOptions
                            {"skipped", in.skipped}});
   }
   cal["inputs"] = inputs_json;
+  std::set<std::string> fitted_fields;
+  for (const auto& r : out.models) {
+    for (const auto& f : r.fields) fitted_fields.insert(f.substr(std::string("hardware.").size()));
+  }
+  nlohmann::ordered_json transfers = nlohmann::ordered_json::array();
+  for (const auto& t : transferred) {
+    std::vector<std::string> kept;
+    std::vector<std::string> replaced;
+    for (const auto& f : t.fields) (fitted_fields.count(f) > 0 ? replaced : kept).push_back(f);
+    transfers.push_back({{"path", t.path}, {"name", t.name}, {"sha256", t.sha256}, {"fields", kept},
+                         {"replaced_by_fits", replaced}, {"not_transferred", t.skipped}});
+  }
+  if (!options.transfer.empty()) cal["transferred"] = transfers;
+  for (const auto& t : transfers) {
+    out.transferred.push_back(t["name"].get<std::string>() + ": " + std::to_string(t["fields"].size()) + " fields");
+  }
   cal["duplicates_merged"] = measurements.duplicates_merged;
   const auto summary = [](const ErrorSummary& e) {
     return nlohmann::ordered_json{{"points", e.points},   {"median_abs", e.median_abs}, {"p95_abs", e.p95_abs},
@@ -526,10 +756,11 @@ std::string format_calibration_report(const Calibration& c) {
   s << "\nFitted parameters:\n";
   for (const auto& r : c.models) s << "  " << std::left << std::setw(16) << r.model << r.parameters << "\n";
   if (!c.not_fitted.empty()) {
-    s << "\nNo measurements, base values kept: ";
+    s << "\nNo measurements, " << (c.transferred.empty() ? "base" : "base or transferred") << " values kept: ";
     for (std::size_t i = 0; i < c.not_fitted.size(); ++i) s << (i ? ", " : "") << c.not_fitted[i];
     s << "\n";
   }
+  for (const auto& t : c.transferred) s << "Transferred from " << t << "\n";
   return s.str();
 }
 

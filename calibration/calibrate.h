@@ -26,7 +26,21 @@ struct CalibrateOptions {
   int folds = 5;            // k of the k-fold cross-validation
   std::uint64_t seed = 1;   // fold assignment
   std::string command;      // the command line, recorded in the profile
+  // Profiles whose fitted values carry over to this GPU (transfer_rules()), in priority order: a
+  // field is taken from the first donor that fitted it, and a fit of this calibration's own
+  // measurements replaces it.
+  std::vector<std::string> transfer;
 };
+
+// What carries over from a profile fitted on one GPU to another GPU's profile: the fraction of a
+// roof a kernel reaches, its size ramps and fixed overheads (properties of the kernel code on the
+// same SM architecture), not the peaks, bandwidths and measured times they multiply.
+struct TransferRule {
+  std::vector<std::string> path;  // the field under "hardware"
+  std::string rule;               // why it carries over, in words
+  bool same_pcie_generation = false;  // only between GPUs whose pcie.generation is equal
+};
+[[nodiscard]] const std::vector<TransferRule>& transfer_rules();
 
 struct ModelReport {
   std::string model;                // "gemm", "norm", "pcie-copy", ...
@@ -43,7 +57,8 @@ struct ModelReport {
 struct Calibration {
   Hardware hardware;                    // the profile, read back exactly as a scenario would read it
   std::vector<ModelReport> models;      // fitted models, in a fixed order
-  std::vector<std::string> not_fitted;  // models with no measurements (base values kept)
+  std::vector<std::string> not_fitted;  // models with no measurements (base or transferred values kept)
+  std::vector<std::string> transferred; // "<donor name>: <n> fields", one per --transfer profile
   nlohmann::ordered_json profile;       // the profile document
 };
 

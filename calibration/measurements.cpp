@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/check.h"
 #include "sim/config/config_error.h"
 #include "sim/config/did_you_mean.h"
 #include "sim/config/json_text.h"
@@ -146,6 +147,11 @@ std::vector<CsvRow> parse_csv(std::string_view text, const std::string& path) {
       }
       continue;
     }
+    if (c == '#' && rows.empty() && !any && field.empty()) {
+      // A comment line before the header (the transcribed tables' provenance): skipped whole.
+      while (i + 1 < text.size() && text[i + 1] != '\n' && text[i + 1] != '\r') ++i;
+      continue;
+    }
     if (c == '"') {
       quoted = true;
       any = true;
@@ -181,13 +187,14 @@ std::vector<CsvRow> parse_csv(std::string_view text, const std::string& path) {
 class CsvTable {
  public:
   CsvTable(std::vector<CsvRow> rows, std::string path) : path_(std::move(path)) {
+    header_line_ = rows.front().line;
     header_ = std::move(rows.front().fields);
     rows.erase(rows.begin());
     rows_ = std::move(rows);
     for (std::size_t i = 0; i < header_.size(); ++i) {
       const auto [it, fresh] = columns_.emplace(header_[i], i);
       if (!fresh) {
-        throw MeasurementError(path_, "line 1, column " + std::to_string(i + 1),
+        throw MeasurementError(path_, "line " + std::to_string(header_line_) + ", column " + std::to_string(i + 1),
                                "duplicate column \"" + shown(header_[i]) + "\" (also column " +
                                    std::to_string(it->second + 1) + "): which one holds the data is ambiguous");
       }
@@ -201,7 +208,7 @@ class CsvTable {
     const std::set<std::string> allowed(known.begin(), known.end());
     for (std::size_t i = 0; i < header_.size(); ++i) {
       if (allowed.count(header_[i]) == 0) {
-        throw MeasurementError(path_, "line 1, column " + std::to_string(i + 1),
+        throw MeasurementError(path_, "line " + std::to_string(header_line_) + ", column " + std::to_string(i + 1),
                                "unknown column \"" + shown(header_[i]) + "\" for a " + format + " table" +
                                    did_you_mean(header_[i], known));
       }
@@ -217,11 +224,13 @@ class CsvTable {
   [[nodiscard]] std::size_t column(const std::string& name) const {
     const auto it = columns_.find(name);
     if (it == columns_.end()) {
-      throw MeasurementError(path_, "line 1", "missing column \"" + name + "\"" + did_you_mean(name, header_));
+      throw MeasurementError(path_, "line " + std::to_string(header_line_), "missing column \"" + name + "\"" + did_you_mean(name, header_));
     }
     return it->second;
   }
   [[nodiscard]] const std::vector<CsvRow>& rows() const { return rows_; }
+  // The header's line in the file (comment lines may precede it).
+  [[nodiscard]] std::size_t header_line() const { return header_line_; }
   [[nodiscard]] const std::string& text(const CsvRow& r, std::size_t col) const { return r.fields[col]; }
   // "line 3, column 57" (1-based, as an editor shows them).
   [[nodiscard]] static std::string where(const CsvRow& r, std::size_t col) {
@@ -287,6 +296,7 @@ class CsvTable {
 
  private:
   std::string path_;
+  std::size_t header_line_ = 1;
   std::vector<std::string> header_;
   std::vector<CsvRow> rows_;
   std::map<std::string, std::size_t> columns_;
@@ -545,6 +555,382 @@ void read_liger_norm(const CsvTable& t, MeasurementInput& in, MeasurementSet& ou
   in.gpu = join(gpus);
   in.date = dates.empty() ? "not recorded" : join(dates);
   in.environment = "triton do_bench median (CUDA events); Liger-Kernel " + join(versions);
+}
+
+// --- DeepSeek transcriptions (calibration/data/public/deepseek/) --------------------------------
+//
+// Hand-typed tables of published numbers: each row is checked against the arithmetic its header
+// states (a TFLOPS figure against its derived time, a GB/s figure against its bytes), so a typing
+// error is an error here rather than a bad point in a fit.
+
+// Kernels in one grouped GEMM (MoE experts on one GPU): 2^16, far above any model's experts.
+constexpr IntRange kGroups{1, std::int64_t{1} << 16, "groups"};
+// Published rates: up to 1e6 TFLOP/s and 1e6 GB/s, far above any GPU (a unit error otherwise).
+constexpr double kMaxTflops = 1e6;
+constexpr double kMaxGbps = 1e6;
+// A derived column must agree with the figure it was derived from to within this fraction: the
+// published figures have 3-4 significant digits (rounding: at most 0.5% of 100-999).
+constexpr double kDerivedTolerance = 0.01;
+// A GB/s figure of 2-3 significant digits (DeepEP prints 39-158 GB/s) rounds by up to 1.3%.
+constexpr double kRoundedRateTolerance = 0.03;
+
+// A number > 0 and <= max, from a cell.
+double positive_number(const CsvTable& t, const CsvRow& r, std::size_t col, double max, const char* unit) {
+  const double v = t.number(r, col);
+  if (!(v > 0.0 && v <= max)) {
+    t.fail(r, col, "expected a number > 0 and at most " + check::number(max) + " " + unit + ", got \"" + shown(t.text(r, col)) + "\"");
+  }
+  return v;
+}
+
+// A time derived from a rate, within [kMinSeconds, kMaxSeconds].
+double checked_time(const CsvTable& t, const CsvRow& r, std::size_t col, double seconds) {
+  if (!(seconds >= kMinSeconds && seconds <= kMaxSeconds)) {
+    t.fail(r, col, "gives a kernel time of " + check::number(seconds) + " s, outside 1 ns to 1 hour");
+  }
+  return seconds;
+}
+
+// `derived` must agree with `expected` within `tolerance` (relative).
+void check_agrees(const CsvTable& t, const CsvRow& r, std::size_t col, double derived, double expected,
+                  double tolerance, const std::string& what) {
+  if (!(std::abs(derived - expected) <= tolerance * std::abs(expected))) {
+    t.fail(r, col, "is " + shown(t.text(r, col)) + " but " + what + " gives " + check::number(expected) + " (more than " +
+                       check::number(tolerance * 100.0) + "% apart: a typing error?)");
+  }
+}
+
+// One of `allowed`, else an error with a "did you mean".
+std::string choice(const CsvTable& t, const CsvRow& r, std::size_t col, const std::vector<std::string>& allowed) {
+  const std::string& s = t.text(r, col);
+  if (std::find(allowed.begin(), allowed.end(), s) == allowed.end()) {
+    t.fail(r, col, "unknown value \"" + shown(s) + "\"" + did_you_mean(s, allowed) + " (expected " + quoted_list(allowed) + ")");
+  }
+  return s;
+}
+
+// The README versions of a table, in file order, each in one block of rows; a version that
+// reappears after another began is an error (the newest-version rule needs the order).
+class VersionBlocks {
+ public:
+  void see(const CsvTable& t, const CsvRow& r, std::size_t col) {
+    const std::string& v = t.text(r, col);
+    if (v.empty()) t.fail(r, col, "expected the README commit of the row, got an empty cell");
+    if (!order_.empty() && order_.back() == v) return;
+    if (std::find(order_.begin(), order_.end(), v) != order_.end()) {
+      t.fail(r, col, "version " + shown(v) + " reappears after " + shown(order_.back()) +
+                         ": list each README version as one block of rows, oldest first");
+    }
+    order_.push_back(v);
+  }
+  [[nodiscard]] std::string text() const {
+    std::string s;
+    for (const auto& v : order_) s += (s.empty() ? "" : ", ") + v;
+    return s;
+  }
+
+ private:
+  std::vector<std::string> order_;
+};
+
+// Keeps, for each key, the row read last (the newest README version); counts the others.
+template <class Key, class Row>
+class Newest {
+ public:
+  void add(const Key& k, Row row) {
+    const auto [it, fresh] = index_.emplace(k, rows_.size());
+    if (fresh) {
+      rows_.push_back(std::move(row));
+    } else {
+      rows_[it->second] = std::move(row);
+      ++superseded_;
+    }
+  }
+  [[nodiscard]] const std::vector<Row>& rows() const { return rows_; }
+  [[nodiscard]] std::size_t superseded() const { return superseded_; }
+
+ private:
+  std::map<Key, std::size_t> index_;
+  std::vector<Row> rows_;
+  std::size_t superseded_ = 0;
+};
+
+constexpr const char* kSuperseded = "rows superseded by a later README version of the same shape (the newest is used)";
+
+// The one GPU of a table's rows (by its gpu column), after the --gpu filter.
+void one_gpu(const std::set<std::string>& gpus, MeasurementInput& in) {
+  std::string j;
+  for (const auto& g : gpus) j += (j.empty() ? "" : ", ") + g;
+  if (gpus.size() > 1) throw MeasurementError(in.path, "", "has rows from several GPUs (" + j + "); choose one with --gpu");
+  in.gpu = j;
+}
+
+// deepseek-ai/DeepGEMM README "Performance" tables (deepgemm_h800_fp8_gemm.csv).
+void read_deepgemm(const CsvTable& t, MeasurementInput& in, MeasurementSet& out, const ReadOptions& o) {
+  in.format = "deepgemm";
+  t.require_known({"readme_commit", "gpu", "kind", "groups", "m", "n", "k", "tflops", "gbps", "us_derived",
+                   "speedup_vs_cutlass36"},
+                  "DeepGEMM");
+  const std::size_t c_commit = t.column("readme_commit");
+  const std::size_t c_gpu = t.column("gpu");
+  const std::size_t c_kind = t.column("kind");
+  const std::size_t c_groups = t.column("groups");
+  const std::size_t c_m = t.column("m");
+  const std::size_t c_n = t.column("n");
+  const std::size_t c_k = t.column("k");
+  const std::size_t c_tflops = t.column("tflops");
+  const std::size_t c_gbps = t.column("gbps");
+  const std::size_t c_us = t.column("us_derived");
+  const std::size_t c_speedup = t.column("speedup_vs_cutlass36");
+  VersionBlocks versions;
+  std::set<std::string> gpus;
+  struct Row {
+    bool grouped;
+    std::int64_t groups, m, n, k;
+    double seconds;
+  };
+  Newest<std::tuple<std::string, std::int64_t, std::int64_t, std::int64_t, std::int64_t>, Row> newest;
+  for (const CsvRow& r : t.rows()) {
+    versions.see(t, r, c_commit);
+    const std::string kind = choice(t, r, c_kind, {"normal", "grouped-contiguous", "grouped-masked"});
+    const std::int64_t g = t.integer(r, c_groups, kGroups);
+    if (kind == "normal" && g != 1) t.fail(r, c_groups, "a normal GEMM has 1 group, got " + shown(t.text(r, c_groups)));
+    const std::int64_t m = t.integer(r, c_m, kTokens);
+    const std::int64_t n = t.integer(r, c_n, kFeatures);
+    const std::int64_t k = t.integer(r, c_k, kFeatures);
+    const double tflops = positive_number(t, r, c_tflops, kMaxTflops, "TFLOPS");
+    const double gbps = positive_number(t, r, c_gbps, kMaxGbps, "GB/s");
+    const double us = positive_number(t, r, c_us, kMaxSeconds * 1e6, "us");
+    // The speed-up over CUTLASS 3.6 is recorded, not used: "1.4x".
+    const std::string& speedup = t.text(r, c_speedup);
+    double x = 0.0;
+    const auto [end, ec] = std::from_chars(speedup.data(), speedup.data() + speedup.size(), x);
+    if (ec != std::errc() || end != speedup.data() + speedup.size() - 1 || *end != 'x' || !(x > 0.0)) {
+      t.fail(r, c_speedup, "expected a speed-up such as 1.4x, got \"" + shown(speedup) + "\"");
+    }
+    // The header's arithmetic: FLOP = 2 groups m n k; bytes = groups (m k + k n + 2 m n).
+    const double gd = static_cast<double>(g);
+    const double md = static_cast<double>(m);
+    const double nd = static_cast<double>(n);
+    const double kd = static_cast<double>(k);
+    const double seconds = checked_time(t, r, c_tflops, 2.0 * gd * md * nd * kd / (tflops * 1e12));
+    check_agrees(t, r, c_us, us * 1e-6, seconds, kDerivedTolerance, "2 groups m n k / TFLOPS");
+    check_agrees(t, r, c_gbps, gbps, gd * (md * kd + kd * nd + 2.0 * md * nd) / seconds / 1e9, kDerivedTolerance,
+                 "groups (m k + k n + 2 m n) / time");
+    if (!gpu_matches(t.text(r, c_gpu), o)) {
+      ++in.skipped["rows of another GPU"];
+      continue;
+    }
+    gpus.insert(t.text(r, c_gpu));
+    newest.add({kind, g, m, n, k}, Row{kind != "normal", g, m, n, k, seconds});
+  }
+  for (const Row& row : newest.rows()) {
+    if (row.grouped) {
+      // Every group has the same rows in DeepGEMM's benchmark (masked rows: masked_m = m).
+      out.grouped_gemm.push_back({GroupedGemmShape{row.groups, row.groups * row.m, row.n, row.k, DType::fp8}, row.seconds});
+      ++in.used["grouped-gemm"];
+    } else {
+      out.gemm.push_back({GemmShape{row.m, row.n, row.k, DType::fp8}, row.seconds});
+      ++in.used["gemm"];
+    }
+  }
+  if (newest.superseded() > 0) in.skipped[kSuperseded] = newest.superseded();
+  one_gpu(gpus, in);
+  in.date = "DeepGEMM README versions " + versions.text() + " (dates in the file's header; the newest version of each shape is used)";
+  in.environment = "DeepGEMM bench_kineto kernel times as TFLOPS, transcribed (the file's header names NVCC and method)";
+}
+
+// DeepSeek-V3 MLA sizes FlashMLA's figures are for: kv_lora_rank 512 + rope 64, 656-byte FP8 entries
+// (the file's header: 512 e4m3 + 4 fp32 scales + 64 bf16 RoPE).
+constexpr std::int64_t kMlaQkDim = 576;
+constexpr std::int64_t kMlaVDim = 512;
+constexpr double kMlaFp8EntryBytes = 656.0;
+
+// deepseek-ai/FlashMLA README and FP8 sparse deep-dive figures (flashmla_h800.csv).
+void read_flashmla(const CsvTable& t, MeasurementInput& in, MeasurementSet& out, const ReadOptions& o) {
+  in.format = "flashmla";
+  t.require_known({"gpu", "kernel", "regime", "batch", "h_q", "s_q", "topk", "tflops", "gbps", "us_derived", "cuda",
+                   "commit"},
+                  "FlashMLA");
+  const std::size_t c_gpu = t.column("gpu");
+  const std::size_t c_kernel = t.column("kernel");
+  const std::size_t c_regime = t.column("regime");
+  const std::size_t c_batch = t.column("batch");
+  const std::size_t c_hq = t.column("h_q");
+  const std::size_t c_sq = t.column("s_q");
+  const std::size_t c_topk = t.column("topk");
+  const std::size_t c_tflops = t.column("tflops");
+  const std::size_t c_gbps = t.column("gbps");
+  const std::size_t c_us = t.column("us_derived");
+  std::set<std::string> gpus;
+  std::set<std::string> commits;
+  Newest<std::string, KernelRatePoint> rates;  // by regime: the last figure (newest README/CUDA)
+  Newest<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t>, SparseMlaPoint> sparse;
+  for (const CsvRow& r : t.rows()) {
+    const std::string kernel = choice(t, r, c_kernel, {"dense-bf16", "sparse-fp8kv", "sparse-fp8kv-no-crossover"});
+    if (!gpu_matches(t.text(r, c_gpu), o)) {
+      ++in.skipped["rows of another GPU"];
+      continue;
+    }
+    gpus.insert(t.text(r, c_gpu));
+    commits.insert(t.text(r, t.column("commit")));
+    if (kernel == "dense-bf16") {
+      const std::string regime = choice(t, r, c_regime, {"memory-bound", "compute-bound"});
+      const bool compute = regime == "compute-bound";
+      const std::size_t c_rate = compute ? c_tflops : c_gbps;
+      const double rate = positive_number(t, r, c_rate, compute ? kMaxTflops : kMaxGbps, compute ? "TFLOPS" : "GB/s");
+      rates.add(regime, KernelRatePoint{compute, rate * (compute ? 1e12 : 1e9)});
+      continue;
+    }
+    if (kernel == "sparse-fp8kv-no-crossover") {
+      ++in.skipped["sparse kernel without its crossover optimisation (an ablation, not the shipped kernel)"];
+      continue;
+    }
+    const std::int64_t b = t.integer(r, c_batch, kTokens);
+    const std::int64_t h = t.integer(r, c_hq, kHeads);
+    const std::int64_t sq = t.integer(r, c_sq, kHeads);
+    const std::int64_t topk = t.integer(r, c_topk, kTokens);
+    const double tflops = positive_number(t, r, c_tflops, kMaxTflops, "TFLOPS");
+    // FLOP as FlashMLA counts them (the header): 2 b s_q h_q topk (576 + 512).
+    const double flops = 2.0 * static_cast<double>(b) * static_cast<double>(sq) * static_cast<double>(h) *
+                         static_cast<double>(topk) * static_cast<double>(kMlaQkDim + kMlaVDim);
+    const double seconds = checked_time(t, r, c_tflops, flops / (tflops * 1e12));
+    check_agrees(t, r, c_us, positive_number(t, r, c_us, kMaxSeconds * 1e6, "us") * 1e-6, seconds, kDerivedTolerance,
+                 "2 b s_q h_q topk 1088 / TFLOPS");
+    sparse.add({b, h, sq, topk}, SparseMlaPoint{MlaShape{b, sq, h, kMlaQkDim, kMlaVDim, Bytes(kMlaFp8EntryBytes)}, topk, seconds});
+  }
+  for (const auto& p : rates.rows()) out.attention_rates.push_back(p);
+  for (const auto& p : sparse.rows()) out.sparse_attention.push_back(p);
+  if (!rates.rows().empty()) in.used["attention"] = rates.rows().size();
+  if (!sparse.rows().empty()) in.used["sparse-attention"] = sparse.rows().size();
+  if (rates.superseded() + sparse.superseded() > 0) {
+    in.skipped["figures superseded by a later README version or CUDA release (the last row is used)"] =
+        rates.superseded() + sparse.superseded();
+  }
+  one_gpu(gpus, in);
+  std::string list;
+  for (const auto& c : commits) list += (list.empty() ? "" : ", ") + c;
+  in.date = "FlashMLA README/doc versions " + list + " (dates in the file's header)";
+  in.environment = "published TFLOPS and GB/s figures, transcribed; H800 SXM5, CUDA 12.8 for the rows used";
+}
+
+// DeepEP's low-latency test (deepseek-ai/DeepEP tests/test_low_latency.py, hidden 7168, top-8) counts
+// one token copy as 7408 bytes dispatched (FP8 with scales) and 14336 bytes combined (BF16); the
+// file's header records these.
+constexpr double kDeepEpDispatchBytes = 7408.0;
+constexpr double kDeepEpCombineBytes = 14336.0;
+constexpr std::int64_t kDeepEpTopk = 8;
+// DeepEP's README measured on H800 with one CX7 400 Gb/s NIC per GPU; the tables have no GPU column.
+constexpr const char* kDeepEpGpu = "H800 (DeepEP README: H800 + CX7 InfiniBand 400 Gb/s per GPU)";
+
+void read_deepep_low_latency(const CsvTable& t, MeasurementInput& in, MeasurementSet& out, const ReadOptions& o) {
+  in.format = "deepep-ll";
+  t.require_known({"readme_commit", "kernels", "ep", "tokens_per_rank", "dispatch_us", "dispatch_gbps", "combine_us",
+                   "combine_gbps"},
+                  "DeepEP low-latency");
+  in.gpu = kDeepEpGpu;
+  const std::size_t c_commit = t.column("readme_commit");
+  const std::size_t c_kernels = t.column("kernels");
+  const std::size_t c_ep = t.column("ep");
+  const std::size_t c_tokens = t.column("tokens_per_rank");
+  const struct {
+    std::size_t us, gbps;
+    double bytes_per_copy;
+  } ops[2] = {{t.column("dispatch_us"), t.column("dispatch_gbps"), kDeepEpDispatchBytes},
+              {t.column("combine_us"), t.column("combine_gbps"), kDeepEpCombineBytes}};
+  VersionBlocks versions;
+  Newest<std::tuple<std::int64_t, std::int64_t, int>, ExpertAlltoallPoint> newest;
+  for (const CsvRow& r : t.rows()) {
+    versions.see(t, r, c_commit);
+    const std::string kernels = choice(t, r, c_kernels, {"low-latency pure RDMA", "low-latency with NVLink"});
+    const std::int64_t ep = t.integer(r, c_ep, kCollectiveGpus);
+    const std::int64_t tokens = t.integer(r, c_tokens, kTokens);
+    if (ep % o.gpus_per_node != 0 && o.gpus_per_node % ep != 0) {
+      t.fail(r, c_ep, "EP " + std::to_string(ep) + " neither divides nor is a multiple of the base's " +
+                          std::to_string(o.gpus_per_node) + " GPUs per node");
+    }
+    for (int op = 0; op < 2; ++op) {
+      const double bytes = static_cast<double>(tokens * kDeepEpTopk) * ops[op].bytes_per_copy;
+      const double seconds = positive_number(t, r, ops[op].us, kMaxSeconds * 1e6, "us") * 1e-6;
+      (void)checked_time(t, r, ops[op].us, seconds);
+      check_agrees(t, r, ops[op].gbps, positive_number(t, r, ops[op].gbps, kMaxGbps, "GB/s"), bytes / seconds / 1e9,
+                   kRoundedRateTolerance, "tokens x 8 copies x bytes per copy / time");
+      if (kernels != "low-latency with NVLink") continue;
+      if (!gpu_matches(in.gpu, o)) continue;
+      newest.add({ep, tokens, op}, ExpertAlltoallPoint{static_cast<int>(ep), o.gpus_per_node, bytes, seconds});
+    }
+    if (kernels != "low-latency with NVLink") {
+      ++in.skipped["pure-RDMA rows (the older kernels; the engine carries traffic within a node over NVLink)"];
+    } else if (!gpu_matches(in.gpu, o)) {
+      ++in.skipped["rows of another GPU"];
+    }
+  }
+  for (const auto& p : newest.rows()) out.expert_alltoall.push_back(p);
+  if (!newest.rows().empty()) in.used["alltoall"] = newest.rows().size();
+  if (newest.superseded() > 0) in.skipped[kSuperseded] = newest.superseded();
+  in.date = "DeepEP README versions " + versions.text() + " (dates in the file's header)";
+  in.environment = "DeepEP tests/test_low_latency.py, 128 tokens per rank, hidden 7168, top-8, FP8 dispatch, BF16 combine";
+}
+
+void read_deepep_normal(const CsvTable& t, MeasurementInput& in, MeasurementSet& out, const ReadOptions& o) {
+  in.format = "deepep-normal";
+  t.require_known({"readme_commit", "type", "ep", "tokens_per_batch", "dispatch_gbps", "combine_gbps"}, "DeepEP normal");
+  in.gpu = kDeepEpGpu;
+  const std::size_t c_commit = t.column("readme_commit");
+  const std::size_t c_type = t.column("type");
+  const std::size_t c_ep = t.column("ep");
+  const std::size_t c_tokens = t.column("tokens_per_batch");
+  const std::size_t c_rate[2] = {t.column("dispatch_gbps"), t.column("combine_gbps")};
+  VersionBlocks versions;
+  Newest<std::tuple<std::string, std::int64_t, int>, MeasurementSet::LinkRatePoint> newest;
+  for (const CsvRow& r : t.rows()) {
+    versions.see(t, r, c_commit);
+    const std::string type = choice(t, r, c_type, {"intranode-NVLink", "internode-RDMA"});
+    const std::int64_t ep = t.integer(r, c_ep, kCollectiveGpus);
+    (void)t.integer(r, c_tokens, kTokens);
+    for (int op = 0; op < 2; ++op) {
+      const double rate = positive_number(t, r, c_rate[op], kMaxGbps, "GB/s") * 1e9;
+      if (gpu_matches(in.gpu, o)) newest.add({type, ep, op}, {type == "intranode-NVLink", static_cast<int>(ep), rate});
+    }
+  }
+  for (const auto& p : newest.rows()) out.alltoall_normal.push_back(p);
+  if (!newest.rows().empty()) in.used["alltoall-normal"] = newest.rows().size();
+  if (newest.superseded() > 0) in.skipped[kSuperseded] = newest.superseded();
+  in.date = "DeepEP README versions " + versions.text() + " (dates in the file's header)";
+  in.environment = "DeepEP normal kernels, 4096 tokens per batch, bottleneck bandwidth as published";
+}
+
+// vLLM's KV-offloading blog (pcie_h100_block_sweep.csv): each point moves 1000 blocks.
+constexpr std::int64_t kSweepBlocks = 1000;
+constexpr const char* kSweepGpu = "H100 80GB HBM3 (PCIe Gen5, Xeon Sapphire Rapids host; vLLM blog)";
+constexpr IntRange kBlockKib{1, std::int64_t{1} << 20, "KiB"};
+
+void read_pcie_sweep(const CsvTable& t, MeasurementInput& in, MeasurementSet& out, const ReadOptions& o) {
+  in.format = "pcie-sweep";
+  t.require_known({"block_kib", "h2d_dma_gbps", "h2d_kernel_gbps", "d2h_dma_gbps", "d2h_kernel_gbps"}, "PCIe block sweep");
+  in.gpu = kSweepGpu;
+  in.date = "2026-01-08 (the blog post; the file's header)";
+  in.environment = "CUDA 12.9; one cudaMemcpyAsync per block (dma) vs a UVA copy kernel, read off charts (+-3% of full scale)";
+  const std::size_t c_kib = t.column("block_kib");
+  const struct {
+    CopyDirection dir;
+    std::size_t dma, kernel;
+  } cols[2] = {{CopyDirection::h2d, t.column("h2d_dma_gbps"), t.column("h2d_kernel_gbps")},
+               {CopyDirection::d2h, t.column("d2h_dma_gbps"), t.column("d2h_kernel_gbps")}};
+  for (const CsvRow& r : t.rows()) {
+    const double bytes = static_cast<double>(t.integer(r, c_kib, kBlockKib) * 1024 * kSweepBlocks);
+    for (const auto& c : cols) {
+      const double dma = positive_number(t, r, c.dma, kMaxGbps, "GB/s") * 1e9;
+      const double kernel = positive_number(t, r, c.kernel, kMaxGbps, "GB/s") * 1e9;
+      const double dma_s = checked_time(t, r, c.dma, bytes / dma);
+      const double kernel_s = checked_time(t, r, c.kernel, bytes / kernel);
+      if (!gpu_matches(in.gpu, o)) continue;
+      out.copy.push_back({c.dir, bytes, kSweepBlocks, dma_s});
+      out.gather.push_back({c.dir, bytes, kernel_s});
+      ++in.used["copy"];
+      ++in.used["gather"];
+    }
+  }
 }
 
 // --- ess-bench JSON (kernels/README.md, "The measurements JSON") --------------------------------
@@ -807,6 +1193,25 @@ std::size_t merge_all(MeasurementSet& s) {
   merged += merge_duplicates<GatherPoint, KG>(
       s.gather, [](const GatherPoint& p) { return KG{static_cast<int>(p.direction), p.bytes}; },
       [](GatherPoint& p) -> double& { return p.seconds; });
+  using KGG = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, int>;
+  merged += merge_duplicates<GroupedGemmPoint, KGG>(
+      s.grouped_gemm,
+      [](const GroupedGemmPoint& p) {
+        return KGG{p.shape.groups, p.shape.m_total, p.shape.n, p.shape.k, static_cast<int>(p.shape.dtype)};
+      },
+      [](GroupedGemmPoint& p) -> double& { return p.seconds; });
+  using KS = std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, std::int64_t, double>;
+  merged += merge_duplicates<SparseMlaPoint, KS>(
+      s.sparse_attention,
+      [](const SparseMlaPoint& p) {
+        return KS{p.shape.requests, p.shape.queries_per_request, p.shape.heads, p.shape.qk_dim, p.shape.v_dim,
+                  p.selected, p.shape.entry_bytes.value()};
+      },
+      [](SparseMlaPoint& p) -> double& { return p.seconds; });
+  using KA = std::tuple<int, int, double>;
+  merged += merge_duplicates<ExpertAlltoallPoint, KA>(
+      s.expert_alltoall, [](const ExpertAlltoallPoint& p) { return KA{p.expert_parallel, p.gpus_per_node, p.bytes}; },
+      [](ExpertAlltoallPoint& p) -> double& { return p.seconds; });
   using KK = std::tuple<int, double>;
   for (auto* v : {&s.allreduce, &s.alltoall, &s.p2p}) {
     merged += merge_duplicates<CollectivePoint, KK>(
@@ -848,10 +1253,21 @@ void read_one(std::string_view text, const std::string& path, const ReadOptions&
       read_vidur_network(t, in, part, options);
     } else if (t.has("kernel_name") && t.has("y_value_50")) {
       read_liger_norm(t, in, part, options);
+    } else if (t.has("speedup_vs_cutlass36")) {
+      read_deepgemm(t, in, part, options);
+    } else if (t.has("h_q") && t.has("topk")) {
+      read_flashmla(t, in, part, options);
+    } else if (t.has("dispatch_us")) {
+      read_deepep_low_latency(t, in, part, options);
+    } else if (t.has("dispatch_gbps") && t.has("tokens_per_batch")) {
+      read_deepep_normal(t, in, part, options);
+    } else if (t.has("block_kib")) {
+      read_pcie_sweep(t, in, part, options);
     } else {
-      throw MeasurementError(path, "line 1",
-                             "unrecognised table: expected ess-bench JSON, a Vidur compute or network CSV, or the "
-                             "Liger-Kernel benchmark CSV (see calibration/README.md)");
+      throw MeasurementError(path, "line " + std::to_string(t.header_line()),
+                             "unrecognised table: expected ess-bench JSON, a Vidur compute or network CSV, the "
+                             "Liger-Kernel benchmark CSV or one of the DeepSeek tables in data/public/deepseek/ "
+                             "(see calibration/README.md)");
     }
   }
   std::size_t used = 0;
@@ -871,6 +1287,11 @@ void read_one(std::string_view text, const std::string& path, const ReadOptions&
   append(set.allreduce, part.allreduce);
   append(set.alltoall, part.alltoall);
   append(set.p2p, part.p2p);
+  append(set.grouped_gemm, part.grouped_gemm);
+  append(set.sparse_attention, part.sparse_attention);
+  append(set.attention_rates, part.attention_rates);
+  append(set.expert_alltoall, part.expert_alltoall);
+  append(set.alltoall_normal, part.alltoall_normal);
   set.inputs.push_back(std::move(in));
 }
 

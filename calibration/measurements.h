@@ -10,6 +10,17 @@
 //   liger-norm      linkedin/Liger-Kernel benchmark/data/all_benchmark_data.csv: RMSNorm and
 //                   LayerNorm forward times (ms) vs hidden size, per GPU
 //
+// and the DeepSeek measurements transcribed into calibration/data/public/deepseek/ (each file's
+// header comment, lines starting with '#', names its sources; the readers skip those lines):
+//
+//   deepgemm        DeepGEMM README tables: FP8 GEMM TFLOPS of DeepSeek-V3 shapes, normal and
+//                   grouped (MoE) layouts, on H800, at several README versions
+//   flashmla        FlashMLA decode on H800: dense BF16 peak rates, sparse FP8-KV kernel rates
+//   deepep-ll       DeepEP low-latency dispatch/combine times vs EP size on H800
+//   deepep-normal   DeepEP normal kernels' bottleneck bandwidths (reported beside the fit)
+//   pcie-sweep      vLLM's H100 PCIe Gen5 block-size sweep: cudaMemcpyAsync per block vs a UVA
+//                   copy kernel
+//
 // The format is recognised from the content (a JSON schema field or a CSV header), never from
 // the file name; the GPU of a Vidur file, which its content does not record, is read from its
 // file name (compute_<gpu>_... or network_<gpu>_dgx_...).
@@ -22,6 +33,7 @@
 #include <string_view>
 #include <vector>
 
+#include "models/attention_fit.h"
 #include "models/collective_fit.h"
 #include "models/gemm_fit.h"
 #include "models/norm_fit.h"
@@ -38,7 +50,8 @@ class MeasurementError : public std::runtime_error {
 // What one input file contributed, for the profile's provenance.
 struct MeasurementInput {
   std::string path;    // as given
-  std::string format;  // "ess-bench", "vidur-compute", "vidur-network", "liger-norm"
+  std::string format;  // "ess-bench", "vidur-compute", "vidur-network", "liger-norm", "deepgemm", "flashmla",
+                       // "deepep-ll", "deepep-normal", "pcie-sweep"
   std::string sha256;  // of the file's bytes
   std::string gpu;     // the GPU the rows used were measured on, as the file names it
   std::string date;    // when measured, as the file records it, or "not recorded"
@@ -58,6 +71,18 @@ struct MeasurementSet {
   std::vector<CollectivePoint> allreduce;
   std::vector<CollectivePoint> alltoall;
   std::vector<CollectivePoint> p2p;
+  std::vector<GroupedGemmPoint> grouped_gemm;       // DeepGEMM m-grouped (MoE) GEMMs
+  std::vector<SparseMlaPoint> sparse_attention;     // FlashMLA sparse decode
+  std::vector<KernelRatePoint> attention_rates;     // FlashMLA dense peak rates, oldest first
+  std::vector<ExpertAlltoallPoint> expert_alltoall; // DeepEP low-latency dispatch and combine
+  // DeepEP normal kernels' bottleneck bandwidth (B/s), within a node or across nodes: reported
+  // beside the low-latency fit, not fitted.
+  struct LinkRatePoint {
+    bool intranode = false;
+    int expert_parallel = 0;
+    double rate = 0.0;
+  };
+  std::vector<LinkRatePoint> alltoall_normal;
   std::size_t duplicates_merged = 0;  // points that repeated a shape already read (see below)
 };
 
@@ -80,6 +105,9 @@ struct ReadOptions {
 // integers that fit and are within the bounds in measurements.cpp); a file with no usable row for
 // the chosen GPU; or (without options.gpu) rows from different GPUs. Never anything else on bad
 // input.
+// Rows a table lists more than once (the DeepSeek tables, one block of rows per README version,
+// oldest first) are not averaged: the last version's row is used and the others are counted as
+// superseded in the input's `skipped`.
 [[nodiscard]] MeasurementSet read_measurements(const std::vector<std::string>& paths, const ReadOptions& options);
 
 // The same for one file's text: `origin` names it in errors and in the result, and for a Vidur

@@ -74,13 +74,14 @@ KernelCost topk(const TopkShape& s, const Hardware& hw) {
 namespace {
 // MLA decode over `entries` latent entries per query token; `cache_bytes` is what the kernel reads
 // of the latent cache (sparse: per query token; dense: per request, shared by its query tokens).
-KernelCost mla_cost(const MlaShape& s, double entries, double cache_bytes, const Hardware& hw) {
-  validate_roofline_params(hw.kernels.attention, "hardware.kernels.attention");
+KernelCost mla_cost(const MlaShape& s, double entries, double cache_bytes, const RooflineParams& params,
+                    std::string_view where, const Hardware& hw) {
+  validate_roofline_params(params, where);
   const double q = d(s.requests) * d(s.queries_per_request);
   const Flops flops(2.0 * q * d(s.heads) * entries * (d(s.qk_dim) + d(s.v_dim)));
   const Bytes bytes(cache_bytes + mla_query_output_bytes(s));
   const FlopsPerSecond peak = hw.gpu.peak_compute.at(DType::bf16, hw.gpu.kind);
-  return roofline(flops, peak, bytes, hw.gpu.hbm_bandwidth, hw.kernels.attention);
+  return roofline(flops, peak, bytes, hw.gpu.hbm_bandwidth, params);
 }
 }  // namespace
 
@@ -90,14 +91,16 @@ KernelCost sparse_mla_attention(const MlaShape& s, std::int64_t selected_entries
   validate_mla(s, kModel);
   check::at_least(kModel, "selected_entries", selected_entries, 1);
   const double q = d(s.requests) * d(s.queries_per_request);
-  return mla_cost(s, d(selected_entries), q * d(selected_entries) * s.entry_bytes.value(), hw);
+  return mla_cost(s, d(selected_entries), q * d(selected_entries) * s.entry_bytes.value(), hw.kernels.sparse_attention,
+                  "hardware.kernels.sparse_attention", hw);
 }
 
 KernelCost dense_mla_attention(const MlaShape& s, std::int64_t context, const Hardware& hw) {
   constexpr std::string_view kModel = "dense_mla_attention";
   validate_mla(s, kModel);
   check::at_least(kModel, "context", context, 1);
-  return mla_cost(s, d(context), d(s.requests) * d(context) * s.entry_bytes.value(), hw);
+  return mla_cost(s, d(context), d(s.requests) * d(context) * s.entry_bytes.value(), hw.kernels.attention,
+                  "hardware.kernels.attention", hw);
 }
 
 KernelCost gqa_attention(const GqaShape& s, const Hardware& hw) {

@@ -41,4 +41,10 @@ void non_negative(std::string_view where, std::string_view field, double value, 
   }
 }
 
+void fraction(std::string_view where, std::string_view field, double value) {
+  if (!(value > 0.0 && value <= 1.0)) {
+    throw std::invalid_argument(prefix(where, field) + " must be in (0, 1] (got " + number(value) + ")");
+  }
+}
+
 }  // namespace ess::check

@@ -14,5 +14,7 @@ namespace ess::check {
 void at_least(std::string_view where, std::string_view field, std::int64_t value, std::int64_t min);
 void positive(std::string_view where, std::string_view field, double value, std::string_view unit);
 void non_negative(std::string_view where, std::string_view field, double value, std::string_view unit);
+// An efficiency: in (0, 1].
+void fraction(std::string_view where, std::string_view field, double value);
 
 }  // namespace ess::check

@@ -74,16 +74,21 @@ Seconds alltoall_time(int gpus, Bytes bytes, const Hardware& hw) {
   const bool multi_node = check_group("alltoall_time", gpus, bytes, hw);
   if (gpus == 1) return Seconds(0.0);
   const CollectiveParams& c = hw.collectives;
-  check::positive("", "hardware.collectives.alltoall_bandwidth", c.alltoall_bandwidth.value(), "B/s");
+  check::fraction("", "hardware.collectives.alltoall_nvlink_efficiency", c.alltoall_nvlink_efficiency);
+  check::positive("", "hardware.nvlink.bandwidth", hw.nvlink.bandwidth.value(), "B/s");
   check::non_negative("", "hardware.collectives.alltoall_latency", c.alltoall_latency.value(), "s");
 
   const double g = gpus;
-  if (!multi_node) return c.alltoall_latency + bytes * ((g - 1.0) / g) / c.alltoall_bandwidth;
+  // The engine's port flows (sim/engine/platform.cpp): one through the NVSwitch port for the GPUs
+  // of this node, one through the NIC for the others, concurrently.
+  const Seconds intra_latency = alltoall_intranode_latency(hw);
+  const BytesPerSecond intra = alltoall_intranode_bandwidth(hw);
+  if (!multi_node) return intra_latency + bytes * ((g - 1.0) / g) / intra;
+  check::fraction("", "hardware.collectives.alltoall_network_efficiency", c.alltoall_network_efficiency);
   const double l = hw.gpu.count;
-  // The shares for the other GPUs of this node go over NVLink, the rest over this GPU's NIC.
-  const Seconds nvlink_part = bytes * ((l - 1.0) / g) / c.alltoall_bandwidth;
-  const Seconds network_part = bytes * ((g - l) / g) / hw.network.bandwidth_per_gpu;
-  return c.alltoall_latency + hw.network.latency + std::max(nvlink_part, network_part);
+  const Seconds nvlink_part = intra_latency + bytes * ((l - 1.0) / g) / intra;
+  const Seconds network_part = alltoall_internode_latency(hw) + bytes * ((g - l) / g) / alltoall_internode_bandwidth(hw);
+  return l > 1.0 ? std::max(nvlink_part, network_part) : network_part;
 }
 
 }  // namespace ess

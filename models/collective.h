@@ -25,12 +25,16 @@ namespace ess {
 // of L, bytes < 0, or a needed bandwidth <= 0.
 [[nodiscard]] Seconds allreduce_time(int gpus, Bytes bytes, const Hardware& hw);
 
-// All-to-all: each GPU scatters its `bytes` evenly over the G GPUs (its own 1/G share stays local).
+// All-to-all: each GPU scatters its `bytes` evenly over the G GPUs (its own 1/G share stays local),
+// priced as the engine carries it (one flow per port, hardware.h CollectiveParams):
+//   intra(b) = alltoall_latency + b / (alltoall_nvlink_efficiency nvlink.bandwidth)
+//   inter(b) = network.latency + alltoall_latency
+//              + b / (alltoall_network_efficiency network.bandwidth_per_gpu)
 //   G == 1:  0
-//   G <= L:  alltoall_latency + (G-1)/G bytes / alltoall_bandwidth
-//   G >  L:  alltoall_latency + network.latency
-//            + max((L-1)/G bytes / alltoall_bandwidth, (G-L)/G bytes / network.bandwidth_per_gpu)
-// (over nodes the NVLink share and the NIC share move in parallel). Same errors as allreduce_time.
+//   G <= L:  intra((G-1)/G bytes)
+//   G >  L:  max(intra((L-1)/G bytes), inter((G-L)/G bytes))     (L = 1: inter only)
+// (over nodes the NVLink share and the NIC share move in parallel). Same errors as allreduce_time,
+// and an efficiency outside (0, 1].
 [[nodiscard]] Seconds alltoall_time(int gpus, Bytes bytes, const Hardware& hw);
 
 }  // namespace ess

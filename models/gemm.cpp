@@ -19,13 +19,14 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return a / b + (a % b !=
 
 namespace {
 
-// Bytes and FLOP of `groups` GEMMs sharing the row count m_total; gemm() is the one-group case.
-KernelCost grouped_cost(std::int64_t groups, std::int64_t m_total, std::int64_t n_in, std::int64_t k_in, DType dtype,
-                        const Hardware& hw) {
-  validate_roofline_params(hw.kernels.gemm, "hardware.kernels.gemm");
+// Bytes and FLOP of `groups` GEMMs over `weights` distinct weights and `m_rows` rows (padded rows
+// for a grouped GEMM), priced with `params`; gemm() is the one-group case.
+KernelCost grouped_cost(double weights, double m_rows, std::int64_t n_in, std::int64_t k_in, DType dtype,
+                        const RooflineParams& params, std::string_view where, const Hardware& hw) {
+  validate_roofline_params(params, where);
   // Products in double: int64 products of large shapes could overflow; double is exact to 2^53.
-  const auto g = static_cast<double>(groups);
-  const auto m = static_cast<double>(m_total);
+  const double g = weights;
+  const double m = m_rows;
   const auto n = static_cast<double>(n_in);
   const auto k = static_cast<double>(k_in);
   const bool fp8 = dtype == DType::fp8;
@@ -41,24 +42,57 @@ KernelCost grouped_cost(std::int64_t groups, std::int64_t m_total, std::int64_t 
     bytes += kFp8ScaleBytes * m * k_blocks;             // activation scales
   }
   const FlopsPerSecond peak = hw.gpu.peak_compute.at(dtype, hw.gpu.kind);
-  return roofline(flops, peak, Bytes(bytes), hw.gpu.hbm_bandwidth, hw.kernels.gemm);
+  return roofline(flops, peak, Bytes(bytes), hw.gpu.hbm_bandwidth, params);
+}
+
+KernelCost dense_cost(std::int64_t m, std::int64_t n, std::int64_t k, DType dtype, const Hardware& hw) {
+  return grouped_cost(1.0, static_cast<double>(m), n, k, dtype, hw.kernels.gemm, "hardware.kernels.gemm", hw);
 }
 
 }  // namespace
+
+std::int64_t grouped_gemm_padded_rows(std::int64_t rows) {
+  if (rows < 0) throw std::invalid_argument("grouped_gemm: rows of a group must be >= 0 (got " + std::to_string(rows) + ")");
+  return ceil_div(rows, kGroupedGemmBlockM) * kGroupedGemmBlockM;
+}
 
 KernelCost grouped_gemm(const GroupedGemmShape& shape, const Hardware& hw) {
   check::at_least("grouped_gemm", "groups", shape.groups, 1);
   check::at_least("grouped_gemm", "m_total", shape.m_total, 1);
   check::at_least("grouped_gemm", "n", shape.n, 1);
   check::at_least("grouped_gemm", "k", shape.k, 1);
-  return grouped_cost(shape.groups, shape.m_total, shape.n, shape.k, shape.dtype, hw);
+  if (shape.m_total < shape.groups) {
+    throw std::invalid_argument("grouped_gemm: m_total (" + std::to_string(shape.m_total) + ") must be >= groups (" +
+                                std::to_string(shape.groups) + "): a group with no rows reads no weights");
+  }
+  // Even split: `extra` groups have one row more than the others.
+  const std::int64_t base = shape.m_total / shape.groups;
+  const std::int64_t extra = shape.m_total % shape.groups;
+  const double padded = static_cast<double>(extra) * static_cast<double>(grouped_gemm_padded_rows(base + 1)) +
+                        static_cast<double>(shape.groups - extra) * static_cast<double>(grouped_gemm_padded_rows(base));
+  return grouped_cost(static_cast<double>(shape.groups), padded, shape.n, shape.k, shape.dtype, hw.kernels.grouped_gemm,
+                      "hardware.kernels.grouped_gemm", hw);
+}
+
+KernelCost grouped_gemm(const GroupedGemmShape& shape, std::span<const std::int64_t> rows_per_group, const Hardware& hw) {
+  check::at_least("grouped_gemm", "n", shape.n, 1);
+  check::at_least("grouped_gemm", "k", shape.k, 1);
+  double groups = 0.0;
+  double padded = 0.0;
+  for (const std::int64_t r : rows_per_group) {
+    padded += static_cast<double>(grouped_gemm_padded_rows(r));
+    groups += r > 0 ? 1.0 : 0.0;
+  }
+  if (groups < 1.0) throw std::invalid_argument("grouped_gemm: at least one group must have rows");
+  return grouped_cost(groups, padded, shape.n, shape.k, shape.dtype, hw.kernels.grouped_gemm,
+                      "hardware.kernels.grouped_gemm", hw);
 }
 
 KernelCost gemm(const GemmShape& shape, const Hardware& hw) {
   check::at_least("gemm", "m", shape.m, 1);
   check::at_least("gemm", "n", shape.n, 1);
   check::at_least("gemm", "k", shape.k, 1);
-  KernelCost cost = grouped_cost(1, shape.m, shape.n, shape.k, shape.dtype, hw);
+  KernelCost cost = dense_cost(shape.m, shape.n, shape.k, shape.dtype, hw);
   if (!hw.kernels.gemm_measured) return cost;
   const auto hit = gemm_table_lookup(*hw.kernels.gemm_measured, shape.m, shape.n, shape.k, shape.dtype);
   if (!hit) return cost;
@@ -68,7 +102,7 @@ KernelCost gemm(const GemmShape& shape, const Hardware& hw) {
   if (m_lo == m_hi) {
     // Measured exactly, or outside the measured range: the roofline's shape anchored at the
     // nearest measurement (a ratio of two roofline times, so the efficiencies largely cancel).
-    const double anchor = grouped_cost(1, m_lo, shape.n, shape.k, shape.dtype, hw).time.value();
+    const double anchor = dense_cost(m_lo, shape.n, shape.k, shape.dtype, hw).time.value();
     cost.time = Seconds(m_lo == shape.m ? t_lo : t_lo * cost.time.value() / anchor);
   } else {
     const double f = std::log(static_cast<double>(shape.m) / static_cast<double>(m_lo)) /

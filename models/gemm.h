@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 
 #include "models/cost.h"
 #include "models/dtype.h"
@@ -47,23 +48,52 @@ inline constexpr double kFp8ScaleBytes = 4.0;
 
 namespace ess {
 
-// A grouped GEMM (MoE experts, DeepGEMM "m-grouped"): `groups` independent weights of k x n, and
-// `m_total` rows spread over them (each row multiplies exactly one group's weight).
+// GroupedGemm: a grouped GEMM (MoE experts, DeepGEMM "m-grouped" masked layout): `groups`
+// independent weights of k x n, each multiplied by the rows routed to it, in one kernel whose
+// parameters are hardware.kernels.grouped_gemm.
 //
-//   flops = 2 m_total n k
-//   bytes = groups k n B(dtype) + m_total k B(dtype) + m_total n B(out) [+ fp8 scales: per group
-//           4 ceil(k/128) ceil(n/128), per row 4 ceil(k/128)]
+// The kernel computes whole tiles of kGroupedGemmBlockM rows per group: a group of r rows costs
+// the compute of ceil(r / block) x block rows (the masked layout's padding). With r_g rows in group
+// g and R_g = ceil(r_g / block) block:
 //
-// Every group's weight is read once (groups with no rows must not be counted by the caller).
+//   flops = 2 sum_g R_g n k                                  padded rows
+//   bytes = G k n B(dtype)                                   the weights of the groups with rows
+//         + sum_g R_g (k B(dtype) + n B(out))                activations in, outputs out, padded
+//         + fp8 only: G 4 ceil(k/128) ceil(n/128) + sum_g R_g 4 ceil(k/128)      scales
+//   time  = roofline(flops, peak[dtype], bytes, hbm_bandwidth, hardware.kernels.grouped_gemm)
+//
+// G = the groups with at least one row: a group with no rows is not launched and its weights are
+// not read. The padded rows' traffic is counted because the kernel's TMA loads and stores whole
+// tiles (at most block - 1 rows per group; for a decode-sized expert of 4096 x 7168 that is under
+// 2% of its weight bytes).
 struct GroupedGemmShape {
-  std::int64_t groups = 0;
-  std::int64_t m_total = 0;
+  std::int64_t groups = 0;   // groups with rows (the experts whose weights are read)
+  std::int64_t m_total = 0;  // rows over all groups
   std::int64_t n = 0;
   std::int64_t k = 0;
   DType dtype = DType::bf16;
 };
 
-// Throws std::invalid_argument if groups, m_total, n or k < 1.
+// Rows per tile of DeepGEMM's m-grouped masked kernel in decode: its get_best_configs
+// (deep_gemm/jit_kernels/gemm.py, 2025-04) tries BLOCK_M 64, 128 and 256 for the masked layout and,
+// when they need the same number of waves and reach the same last-wave use (always so for groups of
+// at most 64 rows, the decode case), prefers the smallest ("same block_n, smaller block_m"). The
+// contiguous layout aligns each expert to 128 rows instead (get_m_alignment_for_contiguous_layout()
+// = 128); groups of more than 64 rows may get BLOCK_M 128 or 256, which this model does not follow.
+inline constexpr std::int64_t kGroupedGemmBlockM = 64;
+
+// Rows of a group as the kernel computes them: ceil(rows / kGroupedGemmBlockM) x kGroupedGemmBlockM
+// (0 for 0 rows). Throws std::invalid_argument on rows < 0.
+[[nodiscard]] std::int64_t grouped_gemm_padded_rows(std::int64_t rows);
+
+// `shape.m_total` rows spread as evenly as routing allows: each of the `groups` groups gets
+// floor(m_total / groups) or one more row. Throws std::invalid_argument if groups, m_total, n or
+// k < 1 or m_total < groups (a group with no rows must not be counted).
 [[nodiscard]] KernelCost grouped_gemm(const GroupedGemmShape& shape, const Hardware& hw);
+
+// The same with each group's rows given: rows_per_group[g] >= 0 (groups with 0 rows are skipped),
+// at least one row in all. shape.groups and shape.m_total are ignored (taken from the rows).
+[[nodiscard]] KernelCost grouped_gemm(const GroupedGemmShape& shape, std::span<const std::int64_t> rows_per_group,
+                                      const Hardware& hw);
 
 }  // namespace ess

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "models/fit.h"
@@ -38,6 +39,12 @@ struct Work {
 
 }  // namespace
 
+namespace {
+
+RooflineParams fit_roofline(const std::vector<Work>& work, const char* what);
+
+}  // namespace
+
 RooflineParams fit_gemm(std::span<const GemmPoint> points, std::span<const std::size_t> use, const Hardware& hw) {
   const std::vector<std::size_t> idx = selected_points(use, points.size(), "fit_gemm");
   if (idx.size() < 6) throw FitError("the GEMM model has 6 parameters; need at least 6 GEMM points, got " + std::to_string(idx.size()));
@@ -50,6 +57,31 @@ RooflineParams fit_gemm(std::span<const GemmPoint> points, std::span<const std::
     work.push_back({c.flops.value(), hw.gpu.peak_compute.at(pt.shape.dtype, hw.gpu.kind).value(), c.bytes.value(),
                     hw.gpu.hbm_bandwidth.value(), pt.seconds});
   }
+  return fit_roofline(work, "GEMM");
+}
+
+RooflineParams fit_grouped_gemm(std::span<const GroupedGemmPoint> points, std::span<const std::size_t> use,
+                                const Hardware& hw) {
+  const std::vector<std::size_t> idx = selected_points(use, points.size(), "fit_grouped_gemm");
+  if (idx.size() < 6) {
+    throw FitError("the grouped GEMM model has 6 parameters; need at least 6 grouped GEMM points, got " +
+                   std::to_string(idx.size()));
+  }
+  std::vector<Work> work;
+  work.reserve(idx.size());
+  for (const std::size_t i : idx) {
+    const GroupedGemmPoint& pt = points[i];
+    if (!(pt.seconds > 0.0)) throw std::invalid_argument("fit_grouped_gemm: a measured time must be > 0");
+    const KernelCost c = grouped_gemm(pt.shape, hw);
+    work.push_back({c.flops.value(), hw.gpu.peak_compute.at(pt.shape.dtype, hw.gpu.kind).value(), c.bytes.value(),
+                    hw.gpu.hbm_bandwidth.value(), pt.seconds});
+  }
+  return fit_roofline(work, "grouped GEMM");
+}
+
+namespace {
+
+RooflineParams fit_roofline(const std::vector<Work>& work, const char* what) {
   // The same formula as roofline() (models/roofline.cpp), evaluated without its validation for speed;
   // the calibration driver re-checks every prediction through gemm() itself.
   const auto residuals = [&work](const Eigen::VectorXd& x) {
@@ -83,7 +115,7 @@ RooflineParams fit_gemm(std::span<const GemmPoint> points, std::span<const std::
     }
   }
   const int best = first_near_best(costs);
-  if (best < 0) throw FitError("the GEMM fit did not converge (every start gave a non-finite error)");
+  if (best < 0) throw FitError(std::string("the ") + what + " fit did not converge (every start gave a non-finite error)");
   RooflineParams p = decode(results[static_cast<std::size_t>(best)].x);
   // Parameters the data do not determine drift towards 0 and stop where the CPU's libm decides:
   // below their physical floors they are exactly 0 (models/fit.h).
@@ -93,9 +125,13 @@ RooflineParams fit_gemm(std::span<const GemmPoint> points, std::span<const std::
   const double values[] = {p.compute_efficiency, p.compute_ramp.value(), p.memory_efficiency, p.memory_ramp.value(),
                            p.kernel_overhead.value(), p.transition};
   for (const double v : values) {
-    if (!std::isfinite(v)) throw FitError("the GEMM fit ended at a non-finite parameter: the points cannot be fitted");
+    if (!std::isfinite(v)) {
+      throw FitError(std::string("the ") + what + " fit ended at a non-finite parameter: the points cannot be fitted");
+    }
   }
   return p;
 }
+
+}  // namespace
 
 }  // namespace ess

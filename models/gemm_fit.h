@@ -27,4 +27,16 @@ struct GemmPoint {
 [[nodiscard]] RooflineParams fit_gemm(std::span<const GemmPoint> points, std::span<const std::size_t> use,
                                       const Hardware& hw);
 
+// One grouped (MoE expert) GEMM measured: shape.m_total rows spread evenly over shape.groups groups
+// (DeepGEMM's benchmarks give every group the same rows).
+struct GroupedGemmPoint {
+  GroupedGemmShape shape;
+  double seconds = 0.0;  // measured kernel time, > 0
+};
+
+// Fits hardware.kernels.grouped_gemm the same way (the FLOP and bytes of grouped_gemm(), padding
+// included). Same errors.
+[[nodiscard]] RooflineParams fit_grouped_gemm(std::span<const GroupedGemmPoint> points,
+                                              std::span<const std::size_t> use, const Hardware& hw);
+
 }  // namespace ess

@@ -36,7 +36,6 @@ struct PeakCompute {
 struct GpuSpec {
   std::string kind;              // e.g. "H200-SXM"
   int count = 0;                 // GPUs per node
-  int sm_count = 0;              // streaming multiprocessors per GPU
   Bytes hbm_capacity;            // per GPU
   BytesPerSecond hbm_bandwidth;  // per GPU, datasheet peak
   PeakCompute peak_compute;
@@ -102,7 +101,14 @@ struct RooflineParams {
 
 struct KernelParams {
   RooflineParams gemm;          // dense GEMMs (cuBLAS / DeepGEMM)
-  RooflineParams attention;     // MLA (sparse or dense) and GQA decode attention
+  // Grouped MoE expert GEMMs (DeepGEMM m-grouped masked / contiguous): one kernel over many
+  // experts' weights, slower than a dense GEMM of the same FLOP (DeepGEMM README: 932 TFLOP/s for
+  // 4 experts x 256 rows of 4096 x 7168 vs 1410 for one 4096-row GEMM of that weight).
+  RooflineParams grouped_gemm;
+  RooflineParams attention;     // dense MLA and GQA decode attention (FlashMLA dense, FlashDecoding)
+  // Sparse MLA (DeepSeek-V3.2 top-k attention, FlashMLA sparse FP8-KV decode: 410-460 TFLOP/s
+  // on H800 against 660 for the dense BF16 kernel).
+  RooflineParams sparse_attention;
   RooflineParams indexer;       // lightning-indexer scoring
   RooflineParams memory_bound;  // norms, elementwise, top-k: bytes only
   double topk_passes = 1.0;     // passes of the top-k selection over the logits (>= 1)
@@ -112,12 +118,22 @@ struct KernelParams {
   std::shared_ptr<const GemmTable> gemm_measured;
 };
 
-// Alpha-beta collectives (NCCL-style).
+// Alpha-beta collectives (NCCL-style) and the expert-parallel all-to-all (DeepEP-style).
+//
+// The all-to-all is carried per GPU port (sim/engine/platform.h): what a GPU exchanges with GPUs of
+// its node moves at alltoall_nvlink_efficiency x nvlink.bandwidth after alltoall_latency; what it
+// exchanges with other nodes at alltoall_network_efficiency x network.bandwidth_per_gpu after
+// network.latency + alltoall_latency. The efficiencies are what the all-to-all kernels reach of
+// the links (DeepEP low-latency on H800: fitted, calibration/README.md), so a GPU with other links
+// keeps them and its own nvlink.bandwidth and network.* drive the run. nvlink.latency is not added:
+// it is a copy's (NCCL send/recv where fitted), whose software path the all-to-all kernels do not
+// take; alltoall_latency is the all-to-all's own fixed time.
 struct CollectiveParams {
   BytesPerSecond allreduce_bus_bandwidth;  // NCCL "busbw" of a large all-reduce within a node
   Seconds allreduce_latency;               // fixed time of a small all-reduce
-  BytesPerSecond alltoall_bandwidth;       // per-GPU egress bandwidth of all-to-all within a node
-  Seconds alltoall_latency;                // fixed time of a small all-to-all
+  double alltoall_nvlink_efficiency = 1.0;   // in (0, 1]: of nvlink.bandwidth, per direction
+  double alltoall_network_efficiency = 1.0;  // in (0, 1]: of network.bandwidth_per_gpu, per direction
+  Seconds alltoall_latency;  // fixed time of an all-to-all flow (plus network.latency across nodes)
 };
 
 struct Hardware {
@@ -133,5 +149,18 @@ struct Hardware {
 
   [[nodiscard]] int total_gpus() const { return nodes * gpu.count; }
 };
+
+// The bandwidth and latency of one GPU's all-to-all flows (see CollectiveParams), the values the
+// engine's port links are built with (sim/engine/platform.cpp).
+[[nodiscard]] inline BytesPerSecond alltoall_intranode_bandwidth(const Hardware& hw) {
+  return hw.nvlink.bandwidth * hw.collectives.alltoall_nvlink_efficiency;
+}
+[[nodiscard]] inline BytesPerSecond alltoall_internode_bandwidth(const Hardware& hw) {
+  return hw.network.bandwidth_per_gpu * hw.collectives.alltoall_network_efficiency;
+}
+[[nodiscard]] inline Seconds alltoall_intranode_latency(const Hardware& hw) { return hw.collectives.alltoall_latency; }
+[[nodiscard]] inline Seconds alltoall_internode_latency(const Hardware& hw) {
+  return hw.network.latency + hw.collectives.alltoall_latency;
+}
 
 }  // namespace ess

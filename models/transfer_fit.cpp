@@ -10,13 +10,28 @@
 
 namespace ess {
 
+bool copy_fit_sets_latency(std::span<const CopyPoint> points, std::span<const std::size_t> use) {
+  const auto idx = selected_points(use, points.size(), "PCIe fit");
+  std::int64_t first[2] = {-1, -1};
+  for (const std::size_t i : idx) {
+    const auto d = static_cast<int>(points[i].direction);
+    if (first[d] < 0) {
+      first[d] = points[i].calls;
+    } else if (first[d] != points[i].calls) {
+      return true;
+    }
+  }
+  return false;
+}
+
 PcieSpec fit_pcie_copies(std::span<const CopyPoint> points, std::span<const std::size_t> use, const PcieSpec& base) {
   const auto idx = selected_points(use, points.size(), "PCIe fit");
   bool has[2] = {false, false};
   for (const std::size_t i : idx) has[static_cast<int>(points[i].direction)] = true;
-  // Columns: latency, then (call overhead, seconds per byte) for each direction present.
+  const bool fit_latency = copy_fit_sets_latency(points, use);
+  // Columns: latency (when fitted), then (call overhead, seconds per byte) for each direction present.
   int col_of[2] = {-1, -1};
-  Eigen::Index cols = 1;
+  Eigen::Index cols = fit_latency ? 1 : 0;
   for (int d = 0; d < 2; ++d) {
     if (has[d]) {
       col_of[d] = static_cast<int>(cols);
@@ -31,14 +46,16 @@ PcieSpec fit_pcie_copies(std::span<const CopyPoint> points, std::span<const std:
     const CopyPoint& p = points[idx[static_cast<std::size_t>(r)]];
     if (p.calls < 1 || !(p.bytes >= 0.0)) throw std::invalid_argument("fit_pcie_copies: calls >= 1 and bytes >= 0");
     const int c = col_of[static_cast<int>(p.direction)];
-    a(r, 0) = 1.0;
+    if (fit_latency) a(r, 0) = 1.0;
     a(r, c) = static_cast<double>(p.calls);
     a(r, c + 1) = p.bytes;
-    y[r] = p.seconds;
+    // A latency not fitted is base's: the other terms fit what remains of the time.
+    y[r] = fit_latency ? p.seconds : p.seconds - base.latency.value();
+    if (!(y[r] > 0.0)) throw FitError("a copy is shorter than the base PCIe latency; fit the latency with copies of several call counts");
   }
   const Eigen::VectorXd x = relative_nonnegative_least_squares(a, y);
   PcieSpec out = base;
-  out.latency = Seconds(zero_below(x[0], kTimeFloorSeconds));  // below 1 ns: none (models/fit.h)
+  if (fit_latency) out.latency = Seconds(zero_below(x[0], kTimeFloorSeconds));  // below 1 ns: none (models/fit.h)
   for (int d = 0; d < 2; ++d) {
     if (col_of[d] < 0) continue;
     const double per_byte = x[col_of[d] + 1];

@@ -26,9 +26,14 @@ struct CopyPoint {
 };
 
 // Fits pcie.{latency, h2d/d2h_bandwidth, h2d/d2h_call_overhead}; returns `base` with them replaced.
+// The latency is fitted only when some direction has copies of two different call counts: with
+// one call count per direction (a block-size sweep of 1000 copies each, say) the latency cannot be
+// told from the call overhead, so it stays base's and the call overhead absorbs nothing of it
+// (copy_fit_sets_latency says which).
 // Throws FitError if the points cannot separate the terms (e.g. every copy the same size).
 [[nodiscard]] PcieSpec fit_pcie_copies(std::span<const CopyPoint> points, std::span<const std::size_t> use,
                                        const PcieSpec& base);
+[[nodiscard]] bool copy_fit_sets_latency(std::span<const CopyPoint> points, std::span<const std::size_t> use);
 
 struct GatherPoint {
   CopyDirection direction = CopyDirection::h2d;

@@ -1,10 +1,13 @@
 #include "validate/prepare.h"
 
+#include <algorithm>
+#include <fstream>
 #include <sstream>
 
 #include "sim/config/config_error.h"
 #include "sim/engine/simulation.h"
 #include "sim/graph/decode_step.h"
+#include "sim/graph/weight_gemms.h"
 #include "sim/io/atomic_file.h"
 #include "sim/io/sha256.h"
 #include "sim/memory/memory_plan.h"
@@ -42,6 +45,48 @@ std::string scenario_identity(const Scenario& scenario) {
   nlohmann::ordered_json v = values_only(scenario.resolved);
   v.erase("hardware");
   return sha256_hex(v.dump());
+}
+
+std::vector<std::string> gemm_shape_rows(const Scenario& scenario) {
+  const int tp = scenario.parallelism.tensor_parallel;
+  std::vector<std::string> rows;
+  for (const WeightGemm& g : weight_gemms(scenario.model, tp, scenario.workload.mtp.depth)) {
+    std::ostringstream row;
+    row << scenario.model.name << ',' << tp << ',' << g.name << ',' << to_string(g.form) << ',' << g.n << ',' << g.k
+        << ',' << to_string(g.dtype);
+    rows.push_back(row.str());
+  }
+  return rows;
+}
+
+std::filesystem::path add_gemm_shapes(const Scenario& scenario, const std::filesystem::path& dir) {
+  // The header and the comment match kernels/bench/gemm_shapes.h, which reads this file on the GPU
+  // machine (tests/contract/ reads what this writes with it).
+  const std::filesystem::path path = dir / kGemmShapesFile;
+  std::vector<std::string> rows;
+  if (std::ifstream in(path); in) {
+    std::string line;
+    bool header = false;
+    while (std::getline(in, line)) {
+      if (line.empty() || line.front() == '#') continue;
+      if (!header) {
+        header = true;  // the existing header; rewritten below
+        continue;
+      }
+      rows.push_back(line);
+    }
+  }
+  for (std::string& row : gemm_shape_rows(scenario)) {
+    if (std::find(rows.begin(), rows.end(), row) == rows.end()) rows.push_back(std::move(row));
+  }
+  std::string text =
+      "# The weight GEMMs the simulator issues for the prepared scenarios (sim/graph/weight_gemms.h),\n"
+      "# written by ess-sim validate --prepare; ess-bench --gemm-shapes measures them first.\n"
+      "model,tp,name,form,n,k,dtype\n";
+  for (const std::string& row : rows) text += row + "\n";
+  ensure_directory(dir);
+  write_file_atomically(path, text);
+  return path;
 }
 
 RunnerConfig prepare_runner(const Scenario& scenario, const std::filesystem::path& dir, const std::string& name) {
@@ -102,6 +147,7 @@ RunnerConfig prepare_runner(const Scenario& scenario, const std::filesystem::pat
   // The scenario as resolved (every value with its source): self-contained, so the trace can later
   // be validated against exactly this configuration with no --set.
   write_file_atomically(dir / (name + ".scenario.json"), format_resolved(scenario.resolved));
+  add_gemm_shapes(scenario, dir);
   return out;
 }
 

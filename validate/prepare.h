@@ -11,6 +11,7 @@
 
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "sim/config/scenario.h"
 
@@ -27,9 +28,21 @@ struct RunnerConfig {
 };
 
 // Checks the scenario, writes `dir`/`name`.esstrace, `dir`/`name`.args and `dir`/`name`.scenario.json
-// (the scenario resolved, overrides included: validate the trace against this file), returns the
-// first two.
+// (the scenario resolved, overrides included: validate the trace against this file), adds its
+// weight GEMMs to `dir`/gemm-shapes.csv (add_gemm_shapes), returns the first two.
 [[nodiscard]] RunnerConfig prepare_runner(const Scenario& scenario, const std::filesystem::path& dir,
                                           const std::string& name);
+
+// The shapes file ess-bench reads with --gemm-shapes (format: kernels/bench/gemm_shapes.h).
+inline constexpr const char* kGemmShapesFile = "gemm-shapes.csv";
+
+// The rows of the scenario's weight GEMMs (sim/graph/weight_gemms.h, at its tensor-parallel degree
+// and MTP depth), "model,tp,name,form,n,k,dtype" each, in the order a step issues them.
+[[nodiscard]] std::vector<std::string> gemm_shape_rows(const Scenario& scenario);
+
+// Adds the scenario's rows to `dir`/gemm-shapes.csv (written whole, with its header): rows
+// already in the file are kept, none twice, so that preparing several scenarios into one folder
+// lists the GEMMs of all of them. Returns the file's path.
+std::filesystem::path add_gemm_shapes(const Scenario& scenario, const std::filesystem::path& dir);
 
 }  // namespace ess

@@ -13,8 +13,8 @@ namespace {
 constexpr std::array<std::string_view, 8> kSuiteNames = {
     "gemm", "norm", "copy", "gather", "interference", "d2d", "p2p", "collectives"};
 
-constexpr std::array<std::string_view, 7> kOptionNames = {
-    "--out", "--only", "--quick", "--device", "--max-seconds", "--help", "--version"};
+constexpr std::array<std::string_view, 8> kOptionNames = {
+    "--out", "--only", "--quick", "--device", "--max-seconds", "--gemm-shapes", "--help", "--version"};
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<std::size_t> row(b.size() + 1);
@@ -183,6 +183,9 @@ Command parse_command_line(std::span<const std::string_view> args) {
       o.device = parse_device(value);
     } else if (name == "--max-seconds") {
       o.max_seconds = parse_seconds(value);
+    } else if (name == "--gemm-shapes") {
+      if (value.empty()) throw OptionError("--gemm-shapes: expected a file name, got ''");
+      o.gemm_shapes = std::string(value);
     }
   }
 
@@ -195,6 +198,7 @@ Command parse_command_line(std::span<const std::string_view> args) {
 
 std::string usage() {
   return "usage: ess-bench --out FILE.json [--only LIST] [--quick] [--device N] [--max-seconds S]\n"
+         "                 [--gemm-shapes FILE.csv]\n"
          "\n"
          "Measures GEMMs, norms, copies, scattered-row gathers, device and peer copies and NCCL\n"
          "collectives on CUDA GPUs, and writes them as ess-sim/measurements/v1 JSON.\n"
@@ -206,6 +210,8 @@ std::string usage() {
          "  --device N         the CUDA device to measure (default 0)\n"
          "  --max-seconds S    stop starting new samples after S seconds; the rest are skipped\n"
          "                     and listed in environment.method\n"
+         "  --gemm-shapes FILE.csv  weight GEMMs to measure first, ahead of the built-in list\n"
+         "                     (validate/data/prepared/gemm-shapes.csv; format in kernels/README.md)\n"
          "  --version          print the version and exit\n"
          "  --help, -h         print this help and exit\n";
 }

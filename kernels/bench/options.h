@@ -1,6 +1,7 @@
 // ess-bench's command line: which measurements to run, where to write them, how long to spend.
 //
 //   ess-bench --out FILE.json [--only gemm,norm,...] [--quick] [--device N] [--max-seconds S]
+//             [--gemm-shapes FILE.csv]
 //
 // Parsing is pure (no CUDA, no exit()): bad input throws OptionError with a message that names the
 // option, the value and what was expected, so main() can print it and exit 2.
@@ -44,6 +45,7 @@ struct Options {
   bool quick = false;              // --quick: the reduced smoke-test sweep
   int device = 0;                  // --device: the CUDA device measured (others only for p2p/NCCL)
   std::optional<double> max_seconds;  // --max-seconds: wall-clock budget; later samples skipped
+  std::string gemm_shapes;         // --gemm-shapes: a shapes file (gemm_shapes.h) measured first
 
   [[nodiscard]] bool runs(Suite s) const;
 };

@@ -8,36 +8,45 @@ namespace ess::bench {
 
 namespace {
 
-// Sources (Y = X W with W[k x n]; fused projections as inference engines run them):
+// Sources (Y = X W with W[k x n]; fused projections as the simulator and inference engines run
+// them; names and shapes as sim/graph/weight_gemms.cpp derives them from the model presets):
 //   DeepSeek-V3.2-Exp: deepseek-ai/DeepSeek-V3.2-Exp inference/config_671B_v3.2.json: dim 7168,
-//     q_lora_rank 1536, n_heads 128, qk_nope_head_dim 128 + qk_rope_head_dim 64 = 192,
-//     kv_lora_rank 512 + rope 64 = 576, v_head_dim 128 (o_proj k = 128 x 128 = 16384),
-//     inter_dim 18432 (dense layers), moe_inter_dim 2048, index_n_heads 64 x index_head_dim 128,
-//     vocab_size 129280 (also scenarios/models/deepseek-v3.2-exp.json).
+//     q_lora_rank 1536, kv_lora_rank 512, qk_rope_head_dim 64 (fused q_a||kv_a: 1536 + 512 + 64 =
+//     2112), n_heads 128, qk_nope_head_dim 128 + 64 = 192 (q_b 128 x 192 = 24576), v_head_dim 128
+//     (wo k = 128 x 128 = 16384), inter_dim 18432 (dense layers), n_routed_experts 256 (router),
+//     n_shared_experts 1 and moe_inter_dim 2048 (shared and routed experts), index_n_heads 64 x
+//     index_head_dim 128 (indexer_q 8192; indexer_k_w: one 128 key + 64 head weights = 192),
+//     vocab_size 129280, one MTP module (eh_proj 2 x 7168 -> 7168) (also
+//     scenarios/models/deepseek-v3.2-exp.json). The shared expert has the routed experts' shapes,
+//     so experts_gate_up and experts_down are measured under the shared names.
 //   Llama-2-7B: meta-llama/Llama-2-7b-hf config.json: hidden_size 4096, 32 heads x 128 (QKV
-//     3 x 4096 = 12288), intermediate_size 11008 (gate+up 22016).
+//     3 x 4096 = 12288), intermediate_size 11008 (gate+up 22016), vocab_size 32000.
 //   Llama-3.1-70B: meta-llama/Llama-3.1-70B config.json: hidden_size 8192, 64 query heads and 8
-//     kv heads x 128 (QKV 8192 + 2 x 1024 = 10240), intermediate_size 28672 (gate+up 57344).
+//     kv heads x 128 (QKV 8192 + 2 x 1024 = 10240), intermediate_size 28672 (gate+up 57344),
+//     vocab_size 128256.
 const std::vector<GemmShape> kModelShapes = {
-    {"deepseek-v3.2-exp", "q_a_proj", 1536, 7168},
-    {"deepseek-v3.2-exp", "q_b_proj", 24576, 1536},
-    {"deepseek-v3.2-exp", "kv_a_proj", 576, 7168},
-    {"deepseek-v3.2-exp", "o_proj", 7168, 16384},
-    {"deepseek-v3.2-exp", "dense_gate_up", 36864, 7168},
-    {"deepseek-v3.2-exp", "dense_down", 7168, 18432},
-    {"deepseek-v3.2-exp", "expert_gate_up", 4096, 7168},
-    {"deepseek-v3.2-exp", "expert_down", 7168, 2048},
-    {"deepseek-v3.2-exp", "indexer_wq", 8192, 1536},
-    {"deepseek-v3.2-exp", "indexer_wk", 128, 7168},
+    {"deepseek-v3.2-exp", "q_a_kv_a", 2112, 7168},
+    {"deepseek-v3.2-exp", "q_b", 24576, 1536},
+    {"deepseek-v3.2-exp", "indexer_q", 8192, 1536},
+    {"deepseek-v3.2-exp", "indexer_k_w", 192, 7168},
+    {"deepseek-v3.2-exp", "wo", 7168, 16384},
+    {"deepseek-v3.2-exp", "gate_up", 36864, 7168},
+    {"deepseek-v3.2-exp", "down", 7168, 18432},
+    {"deepseek-v3.2-exp", "router", 256, 7168},
+    {"deepseek-v3.2-exp", "shared_gate_up", 4096, 7168},
+    {"deepseek-v3.2-exp", "shared_down", 7168, 2048},
     {"deepseek-v3.2-exp", "lm_head", 129280, 7168},
-    {"llama-2-7b", "qkv_proj", 12288, 4096},
-    {"llama-2-7b", "o_proj", 4096, 4096},
+    {"deepseek-v3.2-exp", "eh_proj", 7168, 14336},
+    {"llama-2-7b", "qkv", 12288, 4096},
+    {"llama-2-7b", "o", 4096, 4096},
     {"llama-2-7b", "gate_up", 22016, 4096},
     {"llama-2-7b", "down", 4096, 11008},
-    {"llama-3.1-70b", "qkv_proj", 10240, 8192},
-    {"llama-3.1-70b", "o_proj", 8192, 8192},
+    {"llama-2-7b", "lm_head", 32000, 4096},
+    {"llama-3.1-70b", "qkv", 10240, 8192},
+    {"llama-3.1-70b", "o", 8192, 8192},
     {"llama-3.1-70b", "gate_up", 57344, 8192},
     {"llama-3.1-70b", "down", 8192, 28672},
+    {"llama-3.1-70b", "lm_head", 128256, 8192},
 };
 
 const GemmShape& shape(std::string_view model, std::string_view layer) {
@@ -93,6 +102,16 @@ std::string_view to_string(GatherMethod m) {
 
 const std::vector<GemmShape>& model_gemm_shapes() { return kModelShapes; }
 
+std::vector<GemmShape> shapes_first(const std::vector<GemmShape>& first, const std::vector<GemmShape>& rest) {
+  std::vector<GemmShape> out = first;
+  for (const GemmShape& s : rest) {
+    const bool present = std::any_of(out.begin(), out.end(),
+                                     [&s](const GemmShape& o) { return o.n == s.n && o.k == s.k; });
+    if (!present) out.push_back(s);
+  }
+  return out;
+}
+
 std::vector<std::int64_t> geometric(std::int64_t first, std::int64_t last, std::int64_t factor) {
   if (first < 1 || last < first || factor < 2) {
     throw std::invalid_argument("geometric: need 1 <= first <= last and factor >= 2 (got " +
@@ -131,8 +150,8 @@ Sweep quick_sweep() {
   // 5 ms per sample instead of 25: a smoke test checks that everything runs, not the last percent.
   s.repetitions = RepetitionPolicy{0.005, 10, 200};
   s.gemm_m = {1, 16, 128, 1024};
-  s.gemm_shapes = {shape("deepseek-v3.2-exp", "q_b_proj"), shape("deepseek-v3.2-exp", "o_proj"),
-                   shape("deepseek-v3.2-exp", "expert_gate_up"), shape("llama-2-7b", "qkv_proj")};
+  s.gemm_shapes = {shape("deepseek-v3.2-exp", "q_a_kv_a"), shape("deepseek-v3.2-exp", "q_b"),
+                   shape("deepseek-v3.2-exp", "wo"), shape("llama-2-7b", "qkv")};
   s.gemm_dtypes = {GemmDtype::bf16, GemmDtype::fp8, GemmDtype::fp16};
   s.norm_tokens = {1, 64, 4096};
   s.norm_hidden = {512, 7168, 16384};

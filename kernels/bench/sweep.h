@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -16,18 +17,27 @@ enum class GemmDtype { bf16, fp16, fp8 };
 
 [[nodiscard]] std::string_view to_string(GemmDtype d);
 
-// One weight matrix of a model: Y[m x n] = X[m x k] W[k x n] for m decode tokens.
+// One weight matrix of a model: Y[m x n] = X[m x k] W[k x n] for m decode tokens. `layer` is the
+// simulator's op name (sim/graph/weight_gemms.h), e.g. "q_a_kv_a".
 struct GemmShape {
-  std::string_view model;
-  std::string_view layer;
+  std::string model;
+  std::string layer;
   std::int64_t n = 0;
   std::int64_t k = 0;
 };
 
-// Every weight GEMM of DeepSeek-V3.2-Exp, Llama-2-7B and Llama-3.1-70B that decode runs per
-// token (sources beside each in sweep.cpp). DeepSeek's absorbed wkv_b (per-head 128 x 512, a
-// batched GEMM) is left out: it is not one of these plain GEMMs.
+// The built-in list: the weight GEMMs the simulator issues (sim/graph/weight_gemms.h) for the
+// model presets DeepSeek-V3.2-Exp (TP 1, MTP 2), Llama-2-7B and Llama-3.1-70B (TP 1), each (n, k)
+// once under the op that first issues it; sources beside each in sweep.cpp. The per-head products
+// of absorbed MLA (q_absorb, v_up: batched GEMMs) are left out, and the routed experts are
+// measured as one plain GEMM of an expert's shape. tests/contract/bench_shapes_test.cpp checks
+// that this is exactly what weight_gemms() gives for the presets.
 [[nodiscard]] const std::vector<GemmShape>& model_gemm_shapes();
+
+// `first`, then every shape of `rest` whose (n, k) is not already there (the shapes file of
+// --gemm-shapes ahead of the built-in list, so that --max-seconds cuts the built-in ones first).
+[[nodiscard]] std::vector<GemmShape> shapes_first(const std::vector<GemmShape>& first,
+                                                  const std::vector<GemmShape>& rest);
 
 // The GEMM measured beside a concurrent UVA gather (gather_interference samples).
 struct GemmPoint {

@@ -11,6 +11,11 @@ namespace ess::bench {
 
 [[noreturn]] void die(const char* file, int line, const char* call, const char* error);
 
+// Called once by die(), with the error line, before it exits: main() uses it to write the samples
+// measured so far (host memory only; the CUDA context may be unusable by then). nullptr: none.
+using FatalHook = void (*)(const char* message);
+void set_fatal_hook(FatalHook hook);
+
 }  // namespace ess::bench
 
 #define ESS_CUDA_CHECK(call)                                                          \

@@ -82,7 +82,7 @@ void run_p2p(Runner& r) {
       for (const std::int64_t bytes : s.p2p_bytes) {
         if (!r.time_left()) {
           r.skip("p2p: " + std::to_string(total - index) + " of " + std::to_string(total) +
-                 " samples (--max-seconds reached)");
+                 " samples (" + r.stop_reason() + ")");
           break;
         }
         const RotationPlan plan = rotation_plan(bytes, r.l2_bytes);
@@ -222,7 +222,7 @@ void run_collectives(Runner& r) {
       for (const std::int64_t bytes : s.collective_bytes) {
         if (!r.time_left()) {
           r.skip("collectives: " + std::to_string(total - index) + " of " + std::to_string(total) +
-                 " samples (--max-seconds reached)");
+                 " samples (" + r.stop_reason() + ")");
           ESS_CUDA_CHECK(cudaSetDevice(r.device));
           return;
         }

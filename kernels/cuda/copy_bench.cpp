@@ -85,7 +85,7 @@ void run_copy(Runner& r) {
       for (const std::int64_t bytes : s.copy_bytes) {
         if (!r.time_left()) {
           r.skip("copy: " + std::to_string(total - index) + " of " + std::to_string(total) +
-                 " samples (--max-seconds reached)");
+                 " samples (" + r.stop_reason() + ")");
           return;
         }
         const RotationPlan plan = rotation_plan(bytes, r.l2_bytes);
@@ -126,7 +126,7 @@ void run_d2d(Runner& r) {
   for (const std::int64_t bytes : s.d2d_bytes) {
     if (!r.time_left()) {
       r.skip("d2d: " + std::to_string(total - index) + " of " + std::to_string(total) +
-             " samples (--max-seconds reached)");
+             " samples (" + r.stop_reason() + ")");
       return;
     }
     // Slot: [source | destination], both rotated.

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -57,7 +58,8 @@ std::vector<std::int64_t> upload_rows(std::int64_t count, std::int64_t pool_rows
 [[noreturn]] void wrong(const char* what, std::int64_t i, std::int64_t row) {
   std::fprintf(stderr, "ess-bench: the UVA %s kernel is wrong: packed row %lld (pool row %lld) differs\n",
                what, static_cast<long long>(i), static_cast<long long>(row));
-  std::exit(1);
+  // The suite fails (main() records it and goes on with the next); its samples so far were checked.
+  throw std::runtime_error(std::string("the UVA ") + what + " kernel is wrong (packed row " + std::to_string(i) + ")");
 }
 
 // The gather must deliver exactly the pool's rows, and the scatter must write exactly them back,
@@ -132,7 +134,7 @@ void run_gather(Runner& r) {
       for (const std::int64_t count : s.gather_rows) {
         if (!r.time_left()) {
           r.skip("gather: " + std::to_string(total - index) + " of " + std::to_string(total) +
-                 " samples (--max-seconds reached)");
+                 " samples (" + r.stop_reason() + ")");
           return;
         }
         const std::vector<std::int64_t> rows = upload_rows(count, s.gather_pool_rows, rows_device);
@@ -217,7 +219,7 @@ void run_interference(Runner& r) {
     const std::int64_t count = s.interference_rows[static_cast<std::size_t>(index)];
     if (!r.time_left()) {
       r.skip("gather_interference: " + std::to_string(total - index) + " of " +
-             std::to_string(total) + " samples (--max-seconds reached)");
+             std::to_string(total) + " samples (" + r.stop_reason() + ")");
       break;
     }
     upload_rows(count, s.gather_pool_rows, rows_device);

@@ -119,7 +119,7 @@ void run_gemm(Runner& r) {
                                  std::string(shape.layer) + ")";
         if (!r.time_left()) {
           r.skip("gemm: " + std::to_string(total - index) + " of " + std::to_string(total) +
-                 " samples (--max-seconds reached)");
+                 " samples (" + r.stop_reason() + ")");
           return;
         }
         const GemmCase gemm(r, m, shape.n, shape.k, dtype);

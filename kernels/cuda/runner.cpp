@@ -5,6 +5,8 @@
 
 namespace ess::bench {
 
+volatile std::sig_atomic_t g_stop_requested = 0;
+
 namespace {
 
 int make_current(int device) {
@@ -38,7 +40,12 @@ double Runner::elapsed_s() const {
 }
 
 bool Runner::time_left() const {
+  if (g_stop_requested != 0) return false;
   return !options.max_seconds || elapsed_s() < *options.max_seconds;
+}
+
+std::string Runner::stop_reason() const {
+  return g_stop_requested != 0 ? "stopped by a signal" : "--max-seconds reached";
 }
 
 void Runner::add(Sample sample, std::string_view what, std::int64_t index, std::int64_t total) {

@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include <chrono>
+#include <csignal>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -20,6 +21,10 @@
 #include "kernels/cuda/timing.h"
 
 namespace ess::bench {
+
+// Set by main()'s SIGTERM/SIGINT handler (coreutils timeout sends SIGTERM first): from then on
+// time_left() is false, so every suite stops starting samples and what was measured is written.
+extern volatile std::sig_atomic_t g_stop_requested;
 
 // cuBLAS's recommended workspace on Hopper (cuBLAS docs, cublasSetWorkspace: 32 MiB for sm_90);
 // more than enough on Ampere too.
@@ -52,9 +57,11 @@ class Runner {
   std::vector<Sample> samples;
   std::vector<std::string> skipped;
 
-  // False once --max-seconds have passed since the start; the caller then records what it
-  // leaves out with skip() and stops its suite.
+  // False once --max-seconds have passed since the start or a stop signal came; the caller then
+  // records what it leaves out with skip() and stops its suite.
   [[nodiscard]] bool time_left() const;
+  // Why time_left() is false: "--max-seconds reached" or "stopped by a signal".
+  [[nodiscard]] std::string stop_reason() const;
   // Elapsed wall-clock seconds since the runner started.
   [[nodiscard]] double elapsed_s() const;
 

@@ -22,6 +22,7 @@ void add_calibrate_command(CLI::App& app, CommandAction& action) {
     std::string gpu;
     std::string name;
     std::string description;
+    std::vector<std::string> transfer;
     int folds = 5;
     std::uint64_t seed = 1;
     bool json = false;
@@ -29,9 +30,10 @@ void add_calibrate_command(CLI::App& app, CommandAction& action) {
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand(
       "calibrate",
-      "Fit the cost models to measurements (ess-bench JSON, Vidur or Liger CSV), print each model's fit and k-fold "
+      "Fit the cost models to measurements (ess-bench JSON, Vidur or Liger CSV, the DeepSeek tables), print each model's fit and k-fold "
       "cross-validated error, and write a hardware profile usable wherever a preset is");
-  cmd->add_option("MEASUREMENTS", o->files, "Measurement files (see calibration/README.md)")->required();
+  cmd->add_option("MEASUREMENTS", o->files,
+                  "Measurement files (see calibration/README.md); none when every value comes from --transfer");
   cmd->add_option("--base", o->base, "Hardware preset or profile the profile starts from (datasheet facts, values "
                                      "no measurement covers)")
       ->required();
@@ -39,6 +41,10 @@ void add_calibrate_command(CLI::App& app, CommandAction& action) {
       ->required();
   cmd->add_option("--gpu", o->gpu, "Use only rows measured on a GPU whose name contains this text (e.g. A100)");
   cmd->add_option("--name", o->name, "Profile name (default: <base>-measured)");
+  cmd->add_option("--transfer", o->transfer,
+                  "Profile of another GPU whose fitted efficiencies, ramps and overheads carry over (repeatable, "
+                  "first wins; calibration/README.md, transfer rules)")
+      ->allow_extra_args(false);
   cmd->add_option("--description", o->description, "Profile description (default: generated)");
   cmd->add_option("--folds", o->folds, "k of the k-fold cross-validation (default 5)")->check(CLI::Range(2, 100));
   cmd->add_option("--seed", o->seed, "Seed of the fold assignment (default 1)");
@@ -48,13 +54,17 @@ void add_calibrate_command(CLI::App& app, CommandAction& action) {
       ReadOptions read;
       read.gpu = o->gpu;
       read.gpus_per_node = load_hardware_preset(o->base).gpu.count;
-      const MeasurementSet measurements = read_measurements(o->files, read);
+      if (o->files.empty() && o->transfer.empty()) {
+        throw MeasurementError("calibrate", "", "no measurement files given (and no --transfer profile)");
+      }
+      const MeasurementSet measurements = o->files.empty() ? MeasurementSet{} : read_measurements(o->files, read);
       CalibrateOptions options;
       options.base = o->base;
       options.name = o->name.empty() ? std::filesystem::path(o->output).stem().string() : o->name;
       options.description = o->description;
       options.folds = o->folds;
       options.seed = o->seed;
+      options.transfer = o->transfer;
       // The command as a POSIX sh line (every argument quoted as needed), so that pasting it
       // from the profile reruns exactly this calibration.
       std::vector<std::string> words{"ess-sim", "calibrate"};
@@ -62,6 +72,7 @@ void add_calibrate_command(CLI::App& app, CommandAction& action) {
       words.insert(words.end(), {"--base", o->base});
       if (!o->gpu.empty()) words.insert(words.end(), {"--gpu", o->gpu});
       if (!o->name.empty()) words.insert(words.end(), {"--name", o->name});
+      for (const auto& t : o->transfer) words.insert(words.end(), {"--transfer", t});
       if (!o->description.empty()) words.insert(words.end(), {"--description", o->description});
       words.insert(words.end(), {"--folds", std::to_string(o->folds), "--seed", std::to_string(o->seed), "-o", o->output});
       options.command = shell_command(words);

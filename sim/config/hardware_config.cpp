@@ -36,7 +36,6 @@ GpuSpec read_gpu(ObjectReader& r) {
   GpuSpec g;
   g.kind = r.text("kind");
   g.count = read_int(r, "count", Range::closed(1, 1024));
-  g.sm_count = read_int(r, "sm_count", Range::closed(1, 1024));
   g.hbm_capacity = r.bytes("hbm_capacity", capacity());
   g.hbm_bandwidth = r.bandwidth("hbm_bandwidth", link_bandwidth());
   auto pc = r.object("peak_compute");
@@ -176,8 +175,16 @@ Hardware read_hardware(ObjectReader& r) {
       h.kernels.gemm = read_roofline(x);
     }
     {
+      auto x = k.object("grouped_gemm");
+      h.kernels.grouped_gemm = read_roofline(x);
+    }
+    {
       auto x = k.object("attention");
       h.kernels.attention = read_roofline(x);
+    }
+    {
+      auto x = k.object("sparse_attention");
+      h.kernels.sparse_attention = read_roofline(x);
     }
     {
       auto x = k.object("indexer");
@@ -195,7 +202,8 @@ Hardware read_hardware(ObjectReader& r) {
     auto c = r.object("collectives");
     h.collectives.allreduce_bus_bandwidth = c.bandwidth("allreduce_bus_bandwidth", link_bandwidth());
     h.collectives.allreduce_latency = c.seconds("allreduce_latency", latency());
-    h.collectives.alltoall_bandwidth = c.bandwidth("alltoall_bandwidth", link_bandwidth());
+    h.collectives.alltoall_nvlink_efficiency = c.number("alltoall_nvlink_efficiency", efficiency());
+    h.collectives.alltoall_network_efficiency = c.number("alltoall_network_efficiency", efficiency());
     h.collectives.alltoall_latency = c.seconds("alltoall_latency", latency());
     c.finish();
   }

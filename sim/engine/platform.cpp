@@ -33,19 +33,22 @@ Platform build_platform(const Hardware& hw) {
   auto* zone = sg4::create_full_zone("ess");
   const int per_node = hw.gpu.count;
   const int world = hw.total_gpus();
-  // A port flow carries a whole all-to-all transfer's latency (see the header).
-  const Seconds a2a_latency = hw.collectives.alltoall_latency;
-  const Seconds nic_latency = hw.network.latency + hw.collectives.alltoall_latency;
+  // A port flow carries a whole all-to-all transfer's latency (see the header): the link's own plus
+  // the all-to-all kernel's, at the fraction of the link the kernel reaches (models/hardware.h).
+  const Seconds nvs_latency = alltoall_intranode_latency(hw);
+  const Seconds nic_latency = alltoall_internode_latency(hw);
+  const BytesPerSecond nvs_bandwidth = alltoall_intranode_bandwidth(hw);
+  const BytesPerSecond nic_bandwidth = alltoall_internode_bandwidth(hw);
   const Seconds pcie_half = hw.pcie.latency / 2.0;
 
   for (int r = 0; r < world; ++r) {
     const std::string name = "gpu" + std::to_string(r);
     p.gpus.push_back(zone->create_host(name, kGpuSpeed)->seal());
     Platform::GpuLinks l;
-    l.nvs_up = link(zone, name + "-nvs-up", hw.collectives.alltoall_bandwidth, a2a_latency);
-    l.nvs_down = link(zone, name + "-nvs-down", hw.collectives.alltoall_bandwidth, a2a_latency);
-    l.nic_up = link(zone, name + "-nic-up", hw.network.bandwidth_per_gpu, nic_latency);
-    l.nic_down = link(zone, name + "-nic-down", hw.network.bandwidth_per_gpu, nic_latency);
+    l.nvs_up = link(zone, name + "-nvs-up", nvs_bandwidth, nvs_latency);
+    l.nvs_down = link(zone, name + "-nvs-down", nvs_bandwidth, nvs_latency);
+    l.nic_up = link(zone, name + "-nic-up", nic_bandwidth, nic_latency);
+    l.nic_down = link(zone, name + "-nic-down", nic_bandwidth, nic_latency);
     l.pcie_h2d = link(zone, name + "-pcie-h2d", hw.pcie.h2d_bandwidth, pcie_half);
     l.pcie_d2h = link(zone, name + "-pcie-d2h", hw.pcie.d2h_bandwidth, pcie_half);
     p.links.push_back(l);
@@ -53,11 +56,16 @@ Platform build_platform(const Hardware& hw) {
   const int switches_per_node = per_node / hw.pcie.gpus_per_switch;
   std::vector<sg4::Link*> sw_h2d;
   std::vector<sg4::Link*> sw_d2h;
+  // The memory of each CPU socket, shared by the copies and gathers of its GPUs in both directions
+  // (DRAM bandwidth is one budget for reads and writes): cpu.dram_bandwidth_per_socket.
+  std::vector<sg4::Link*> dram;
   p.network = zone->create_host("network", kCpuSpeed)->seal();
   for (int n = 0; n < hw.nodes; ++n) {
     p.nvswitch.push_back(zone->create_host("node" + std::to_string(n) + "-nvswitch", kCpuSpeed)->seal());
     for (int s = 0; s < hw.cpu.sockets; ++s) {
-      p.cpus.push_back(zone->create_host("node" + std::to_string(n) + "-cpu" + std::to_string(s), kCpuSpeed)->seal());
+      const std::string socket = "node" + std::to_string(n) + "-cpu" + std::to_string(s);
+      p.cpus.push_back(zone->create_host(socket, kCpuSpeed)->seal());
+      dram.push_back(link(zone, socket + "-dram", hw.cpu.dram_bandwidth_per_socket, Seconds(0.0)));
     }
     for (int k = 0; k < switches_per_node; ++k) {
       const std::string name = "node" + std::to_string(n) + "-sw" + std::to_string(k);
@@ -82,21 +90,24 @@ Platform build_platform(const Hardware& hw) {
     const auto sw = static_cast<std::size_t>(node * switches_per_node + local / hw.pcie.gpus_per_switch);
     const auto& l = p.links[static_cast<std::size_t>(a)];
     p.gpu_socket.push_back(p.cpus[socket]);
+    sg4::Link* memory = dram[socket];
     route(zone, p.cpus[socket], p.gpus[static_cast<std::size_t>(a)],
-          {sg4::LinkInRoute(sw_h2d[sw], Dir::NONE), sg4::LinkInRoute(l.pcie_h2d, Dir::NONE)});
+          {sg4::LinkInRoute(memory, Dir::NONE), sg4::LinkInRoute(sw_h2d[sw], Dir::NONE),
+           sg4::LinkInRoute(l.pcie_h2d, Dir::NONE)});
     route(zone, p.gpus[static_cast<std::size_t>(a)], p.cpus[socket],
-          {sg4::LinkInRoute(l.pcie_d2h, Dir::NONE), sg4::LinkInRoute(sw_d2h[sw], Dir::NONE)});
+          {sg4::LinkInRoute(l.pcie_d2h, Dir::NONE), sg4::LinkInRoute(sw_d2h[sw], Dir::NONE),
+           sg4::LinkInRoute(memory, Dir::NONE)});
     const std::string name = "gpu" + std::to_string(a);
     sg4::Host* sm = zone->create_host(name + "-sm", kGpuSpeed)->seal();
     p.gpu_gather.push_back(sm);
     sg4::Link* gather_h2d = link(zone, name + "-gather-h2d", gather_rate(CopyDirection::h2d, hw.pcie), Seconds(0.0));
     sg4::Link* gather_d2h = link(zone, name + "-gather-d2h", gather_rate(CopyDirection::d2h, hw.pcie), Seconds(0.0));
     route(zone, p.cpus[socket], sm,
-          {sg4::LinkInRoute(sw_h2d[sw], Dir::NONE), sg4::LinkInRoute(l.pcie_h2d, Dir::NONE),
-           sg4::LinkInRoute(gather_h2d, Dir::NONE)});
+          {sg4::LinkInRoute(memory, Dir::NONE), sg4::LinkInRoute(sw_h2d[sw], Dir::NONE),
+           sg4::LinkInRoute(l.pcie_h2d, Dir::NONE), sg4::LinkInRoute(gather_h2d, Dir::NONE)});
     route(zone, sm, p.cpus[socket],
           {sg4::LinkInRoute(gather_d2h, Dir::NONE), sg4::LinkInRoute(l.pcie_d2h, Dir::NONE),
-           sg4::LinkInRoute(sw_d2h[sw], Dir::NONE)});
+           sg4::LinkInRoute(sw_d2h[sw], Dir::NONE), sg4::LinkInRoute(memory, Dir::NONE)});
   }
   zone->seal();
   return p;

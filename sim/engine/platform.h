@@ -3,13 +3,19 @@
 //   hosts  gpu<r>                one per GPU (global rank r = node x gpus_per_node + local index)
 //          node<n>-cpu<s>        one per CPU socket
 //          node<n>-nvswitch      the NVSwitch fabric of a node; `network` the scale-out fabric
-//   links  gpu<r>-nvs-up/down    the GPU's NVSwitch port, per direction (all-to-all traffic)
-//          gpu<r>-nic-up/down    the GPU's scale-out NIC, per direction (traffic between nodes)
+//   links  gpu<r>-nvs-up/down    the GPU's NVSwitch port, per direction (all-to-all traffic):
+//                                collectives.alltoall_nvlink_efficiency x nvlink.bandwidth,
+//                                latency collectives.alltoall_latency
+//          gpu<r>-nic-up/down    the GPU's scale-out NIC, per direction (traffic between nodes):
+//                                collectives.alltoall_network_efficiency x network.bandwidth_per_gpu,
+//                                latency network.latency + collectives.alltoall_latency
 //          gpu<r>-pcie-h2d/d2h   the GPU's PCIe link, per direction
 //          gpu<r>-gather-h2d/d2h the rate a UVA gather kernel reaches (gather_*_efficiency x link)
 //          node<n>-sw<k>-h2d/d2h the uplink of PCIe switch k to its CPU socket, per direction
+//          node<n>-cpu<s>-dram   the socket's memory, one budget for both directions
+//                                (cpu.dram_bandwidth_per_socket)
 //   routes GPU -> its NVSwitch: nvs-up; NVSwitch -> GPU: nvs-down; GPU <-> network: nic-up/down;
-//          CPU socket <-> its GPUs: switch uplink + GPU link in each direction (copy engines);
+//          CPU socket <-> its GPUs: socket DRAM + switch uplink + GPU link in each direction (copy engines);
 //          CPU socket <-> gpu<r>-sm: the same plus the gather-rate link (UVA gather kernels).
 //
 // All-to-all traffic is carried per port: a GPU sends what it sends to its node's GPUs as one flow

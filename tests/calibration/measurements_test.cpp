@@ -767,3 +767,167 @@ TEST_CASE("read_measurement_text reads text with the GPU of its origin's file na
   CHECK(s.allreduce.size() == 2);
   CHECK_THROWS_WITH(ess::read_measurement_text("{\"schema\": 1", "fuzz-input", o), Contains("fuzz-input"));
 }
+
+// --- DeepSeek transcriptions (calibration/data/public/deepseek/) --------------------------------
+
+const char* const kDeepGemm =
+    "# a header comment, as the transcriptions carry\n"
+    "# a second comment line\n"
+    "readme_commit,gpu,kind,groups,m,n,k,tflops,gbps,us_derived,speedup_vs_cutlass36\n"
+    "aaaa,H800 SXM5,normal,1,4096,7168,2048,1025,697,117.33,1.1x\n"
+    "aaaa,H800 SXM5,grouped-masked,2,512,4096,7168,1040,1288,57.82,1.2x\n"
+    "bbbb,H800 SXM5,normal,1,4096,7168,2048,1168,794,102.96,1.2x\n"
+    "bbbb,H800 SXM5,normal,1,64,2112,7168,206,1688,9.41,2.7x\n";
+
+TEST_CASE("DeepGEMM CSV: the newest README version of each shape, times from TFLOPS", "[measurements][deepseek]") {
+  const ess::test::ScratchDir dir("deepgemm");
+  const auto m = read({write(dir, "g.csv", kDeepGemm)});
+  REQUIRE(m.inputs.size() == 1);
+  CHECK(m.inputs[0].format == "deepgemm");
+  CHECK(m.inputs[0].gpu == "H800 SXM5");
+  // 4096 x 7168 x 2048 appears in both versions: the later one (1168 TFLOPS) is used, the other counted.
+  REQUIRE(m.gemm.size() == 2);
+  CHECK(m.gemm[0].shape.m == 4096);
+  CHECK(m.gemm[0].shape.dtype == DType::fp8);
+  CHECK(m.gemm[0].seconds == same(2.0 * 4096 * 7168 * 2048 / 1168e12));
+  CHECK(m.gemm[1].seconds == same(2.0 * 64 * 2112 * 7168 / 206e12));
+  CHECK(skipped(m.inputs[0], "superseded") == 1);
+  // Grouped: 2 groups of 512 rows each: m_total 1024, FLOP 2 x 2 x 512 x 4096 x 7168.
+  REQUIRE(m.grouped_gemm.size() == 1);
+  CHECK(m.grouped_gemm[0].shape.groups == 2);
+  CHECK(m.grouped_gemm[0].shape.m_total == 1024);
+  CHECK(m.grouped_gemm[0].shape.n == 4096);
+  CHECK(m.grouped_gemm[0].seconds == same(2.0 * 2 * 512 * 4096 * 7168 / 1040e12));
+  CHECK(used(m.inputs[0], "gemm") == 2);
+  CHECK(used(m.inputs[0], "grouped-gemm") == 1);
+}
+
+TEST_CASE("DeepGEMM CSV: a typing error is caught by the header's own arithmetic", "[measurements][deepseek][errors]") {
+  const ess::test::ScratchDir dir("deepgemm-bad");
+  std::string t = kDeepGemm;
+  // us_derived 127.33 instead of 117.33: 8.5% off what 1025 TFLOPS gives. Line 4, column 10.
+  t.replace(t.find("117.33"), 6, "127.33");
+  CHECK_THROWS_WITH(read({write(dir, "us.csv", t)}),
+                    Contains("us.csv: line 4, column 10: \"us_derived\": is 127.33 but 2 groups m n k / TFLOPS gives"));
+  t = kDeepGemm;
+  t.replace(t.find("697"), 3, "797");
+  CHECK_THROWS_WITH(read({write(dir, "gbps.csv", t)}), Contains("line 4, column 9: \"gbps\""));
+  t = kDeepGemm;
+  t.replace(t.find("grouped-masked"), 14, "grouped-maskd");
+  CHECK_THROWS_WITH(read({write(dir, "kind.csv", t)}),
+                    Contains("line 5, column 3: \"kind\": unknown value \"grouped-maskd\" (did you mean \"grouped-masked\"?)"));
+  t = kDeepGemm;
+  t.replace(t.find("1.2x\nbbbb"), 4, "1.2");
+  CHECK_THROWS_WITH(read({write(dir, "x.csv", t)}), Contains("expected a speed-up such as 1.4x"));
+  // A version listed again after another began: the newest-version rule needs them in order.
+  t = std::string(kDeepGemm) + "aaaa,H800 SXM5,normal,1,128,2112,7168,352,1509,11.01,2.4x\n";
+  CHECK_THROWS_WITH(read({write(dir, "order.csv", t)}), Contains("line 8, column 1: \"readme_commit\": version aaaa reappears after bbbb"));
+  // The header sits on line 3 (after the comments): a misspelt column names that line.
+  t = kDeepGemm;
+  t.replace(t.find("tflops"), 6, "tflop");
+  CHECK_THROWS_WITH(read({write(dir, "col.csv", t)}),
+                    Contains("line 3, column 8: unknown column \"tflop\" for a DeepGEMM table (did you mean \"tflops\"?)"));
+}
+
+TEST_CASE("FlashMLA CSV: dense peak rates (the last of each) and sparse kernel times", "[measurements][deepseek]") {
+  const ess::test::ScratchDir dir("flashmla");
+  const auto m = read({write(dir, "f.csv",
+                             "# comment\n"
+                             "gpu,kernel,regime,batch,h_q,s_q,topk,tflops,gbps,us_derived,cuda,commit\n"
+                             "H800,dense-bf16,memory-bound,,,,,,3000,,12.8,c1\n"
+                             "H800,dense-bf16,compute-bound,,,,,580,,,12.6,c1\n"
+                             "H800,dense-bf16,compute-bound,,,,,660,,,12.8,c2\n"
+                             "H800,sparse-fp8kv,,128,128,2,2048,410,,356.2,12.8,c3\n"
+                             "H800,sparse-fp8kv-no-crossover,,128,128,2,2048,250,,584.1,12.8,c3\n")});
+  REQUIRE(m.attention_rates.size() == 2);
+  CHECK_FALSE(m.attention_rates[0].compute);
+  CHECK(m.attention_rates[0].rate == same(3000e9));
+  CHECK(m.attention_rates[1].compute);
+  CHECK(m.attention_rates[1].rate == same(660e12));  // CUDA 12.8's figure replaces 12.6's
+  REQUIRE(m.sparse_attention.size() == 1);
+  const auto& s = m.sparse_attention[0];
+  CHECK(s.shape.requests == 128);
+  CHECK(s.shape.queries_per_request == 2);
+  CHECK(s.shape.heads == 128);
+  CHECK(s.shape.qk_dim == 576);
+  CHECK(s.shape.v_dim == 512);
+  CHECK(s.shape.entry_bytes.value() == 656.0);
+  CHECK(s.selected == 2048);
+  CHECK(s.seconds == same(2.0 * 128 * 2 * 128 * 2048 * 1088 / 410e12));
+  CHECK(skipped(m.inputs[0], "ablation") == 1);
+  CHECK(skipped(m.inputs[0], "superseded") == 1);
+}
+
+TEST_CASE("DeepEP low-latency CSV: NVLink rows, bytes as DeepEP counts them", "[measurements][deepseek]") {
+  const ess::test::ScratchDir dir("deepep");
+  const auto m = read({write(dir, "d.csv",
+                             "readme_commit,kernels,ep,tokens_per_rank,dispatch_us,dispatch_gbps,combine_us,combine_gbps\n"
+                             "old,low-latency pure RDMA,8,128,163,46,318,46\n"
+                             "new,low-latency with NVLink,8,128,77,98,114,127\n"
+                             "new,low-latency with NVLink,16,128,118,63,195,74\n")});
+  CHECK(m.inputs[0].format == "deepep-ll");
+  REQUIRE(m.expert_alltoall.size() == 4);
+  // 128 tokens x 8 copies x 7408 B dispatched, x 14336 B combined.
+  CHECK(m.expert_alltoall[0].expert_parallel == 8);
+  CHECK(m.expert_alltoall[0].gpus_per_node == 8);
+  CHECK(m.expert_alltoall[0].bytes == same(128.0 * 8 * 7408));
+  CHECK(m.expert_alltoall[0].seconds == same(77e-6));
+  CHECK(m.expert_alltoall[1].bytes == same(128.0 * 8 * 14336));
+  CHECK(m.expert_alltoall[1].seconds == same(114e-6));
+  CHECK(m.expert_alltoall[2].expert_parallel == 16);
+  CHECK(skipped(m.inputs[0], "pure-RDMA") == 1);
+  // A GB/s figure that does not match its time and bytes is a typing error (line 3, column 6).
+  CHECK_THROWS_WITH(read({write(dir, "bad.csv",
+                                "readme_commit,kernels,ep,tokens_per_rank,dispatch_us,dispatch_gbps,combine_us,combine_gbps\n"
+                                "new,low-latency with NVLink,8,128,77,98,114,127\n"
+                                "new,low-latency with NVLink,16,128,118,73,195,74\n")}),
+                    Contains("line 3, column 6: \"dispatch_gbps\""));
+  // An EP group over partial nodes cannot be carried the way the engine does.
+  CHECK_THROWS_WITH(read({write(dir, "ep.csv",
+                                "readme_commit,kernels,ep,tokens_per_rank,dispatch_us,dispatch_gbps,combine_us,combine_gbps\n"
+                                "new,low-latency with NVLink,12,128,77,98,114,127\n")}),
+                    Contains("line 2, column 3: \"ep\": EP 12 neither divides nor is a multiple of the base's 8 GPUs per node"));
+}
+
+TEST_CASE("PCIe sweep CSV: 1000 copies per block size, and the UVA kernel as a gather", "[measurements][deepseek]") {
+  const ess::test::ScratchDir dir("sweep");
+  const auto m = read({write(dir, "p.csv",
+                             "block_kib,h2d_dma_gbps,h2d_kernel_gbps,d2h_dma_gbps,d2h_kernel_gbps\n"
+                             "4,1.1,12.5,0.9,5.2\n"
+                             "2048,47.7,47.6,46.2,48.6\n")});
+  CHECK(m.inputs[0].format == "pcie-sweep");
+  CHECK_THAT(m.inputs[0].gpu, Contains("H100"));
+  REQUIRE(m.copy.size() == 4);
+  CHECK(m.copy[0].direction == CopyDirection::h2d);
+  CHECK(m.copy[0].calls == 1000);
+  CHECK(m.copy[0].bytes == same(4096.0 * 1000));
+  CHECK(m.copy[0].seconds == same(4096.0 * 1000 / 1.1e9));
+  CHECK(m.copy[1].direction == CopyDirection::d2h);
+  REQUIRE(m.gather.size() == 4);
+  CHECK(m.gather[3].bytes == same(2048.0 * 1024 * 1000));
+  CHECK(m.gather[3].seconds == same(2048.0 * 1024 * 1000 / 48.6e9));
+  // Only an H100 file: --gpu H800 finds no row.
+  CHECK_THROWS_AS(read({write(dir, "p2.csv",
+                              "block_kib,h2d_dma_gbps,h2d_kernel_gbps,d2h_dma_gbps,d2h_kernel_gbps\n4,1.1,12.5,0.9,5.2\n")},
+                       "H800"),
+                  MeasurementError);
+  CHECK_THROWS_WITH(read({write(dir, "p3.csv",
+                                "block_kib,h2d_dma_gbps,h2d_kernel_gbps,d2h_dma_gbps,d2h_kernel_gbps\n4,1.1,-12.5,0.9,5.2\n")}),
+                    Contains("line 2, column 3: \"h2d_kernel_gbps\": expected a number > 0"));
+}
+
+TEST_CASE("the shipped DeepSeek tables are read with the points their headers describe", "[measurements][deepseek]") {
+  const std::string d = std::string(ESS_SOURCE_DIR) + "/calibration/data/public/deepseek/";
+  const auto m = read({d + "deepgemm_h800_fp8_gemm.csv", d + "flashmla_h800.csv", d + "deepep_h800_low_latency.csv",
+                       d + "deepep_h800_normal.csv"},
+                      "H800");
+  // 6 weight shapes x m 64, 128, 4096 (three README versions of each: the newest kept).
+  CHECK(m.gemm.size() == 18);
+  // 4 contiguous + 6 masked grouped shapes.
+  CHECK(m.grouped_gemm.size() == 10);
+  CHECK(skipped(m.inputs[0], "superseded") == 56);
+  CHECK(m.attention_rates.size() == 2);
+  CHECK(m.sparse_attention.size() == 2);
+  CHECK(m.expert_alltoall.size() == 12);  // 6 EP sizes x dispatch, combine
+  CHECK(m.alltoall_normal.size() == 8);   // EP 8 NVLink, EP 16-64 RDMA (newest) x dispatch, combine
+}

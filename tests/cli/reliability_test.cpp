@@ -48,7 +48,7 @@ TEST_CASE("DeepSeek on an A100 (no fp8 peak) is exit 2 from check and run, not a
 
 TEST_CASE("values that used to overflow the simulated clock are refused at their pointer") {
   for (const char* set : {"hardware.kernels.gemm.compute_efficiency=1e-308", "hardware.kernels.gemm.kernel_overhead=1e300s",
-                          "hardware.gpu.hbm_bandwidth=1e-300B/s", "hardware.collectives.alltoall_bandwidth=1e-300B/s"}) {
+                          "hardware.gpu.hbm_bandwidth=1e-300B/s", "hardware.nvlink.bandwidth=1e-300B/s"}) {
     const auto r = run({"run", kScenario, "--steps", "1", "--set", set});
     INFO(set);
     CHECK(r.code == 2);

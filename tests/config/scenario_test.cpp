@@ -72,7 +72,6 @@ void check_same(const Scenario& a, const Scenario& b) {
   CHECK(ha.nodes == hb.nodes);
   CHECK(ha.gpu.kind == hb.gpu.kind);
   CHECK(ha.gpu.count == hb.gpu.count);
-  CHECK(ha.gpu.sm_count == hb.gpu.sm_count);
   CHECK(ha.gpu.hbm_capacity == hb.gpu.hbm_capacity);
   CHECK(ha.gpu.hbm_bandwidth == hb.gpu.hbm_bandwidth);
   CHECK(ha.gpu.peak_compute.fp32 == hb.gpu.peak_compute.fp32);
@@ -108,7 +107,8 @@ void check_same(const Scenario& a, const Scenario& b) {
   CHECK(ha.kernels.topk_passes == hb.kernels.topk_passes);
   CHECK(ha.collectives.allreduce_bus_bandwidth == hb.collectives.allreduce_bus_bandwidth);
   CHECK(ha.collectives.allreduce_latency == hb.collectives.allreduce_latency);
-  CHECK(ha.collectives.alltoall_bandwidth == hb.collectives.alltoall_bandwidth);
+  CHECK(ha.collectives.alltoall_nvlink_efficiency == hb.collectives.alltoall_nvlink_efficiency);
+  CHECK(ha.collectives.alltoall_network_efficiency == hb.collectives.alltoall_network_efficiency);
   CHECK(ha.collectives.alltoall_latency == hb.collectives.alltoall_latency);
   CHECK(a.parallelism.attention_dp == b.parallelism.attention_dp);
   CHECK(a.parallelism.tensor_parallel == b.parallelism.tensor_parallel);
@@ -263,15 +263,15 @@ TEST_CASE("a fully inline model and hardware are read as written", "[scenario]")
   json doc = json::parse(base.resolved.dump());
   // Inline means no preset: the value written here is the value used.
   doc["model"]["layers"] = 40;
-  doc["hardware"]["gpu"]["sm_count"] = 100;
+  doc["hardware"]["gpu"]["hbm_bandwidth"] = "5TB/s";
   const Scenario s = ess::load_scenario_text(doc.dump(), kOrigin);
   CHECK(s.model.layers == 40);
-  CHECK(s.hardware.gpu.sm_count == 100);
+  CHECK(s.hardware.gpu.hbm_bandwidth.value() == 5e12);
   CHECK(s.resolved["model"]["layers"]["source"] == kOrigin);
   // And an inline section with a missing field is an error, with no preset to fill it.
-  doc["hardware"]["gpu"].erase("sm_count");
+  doc["hardware"]["gpu"].erase("hbm_bandwidth");
   CHECK_THROWS_MATCHES(ess::load_scenario_text(doc.dump(), kOrigin), ConfigError,
-                       config_error(kOrigin, "/hardware/gpu/sm_count", {"missing required key \"sm_count\""}));
+                       config_error(kOrigin, "/hardware/gpu/hbm_bandwidth", {"missing required key \"hbm_bandwidth\""}));
 }
 
 TEST_CASE("format_resolved prints one value-source pair per line and valid JSON", "[scenario]") {
@@ -287,7 +287,7 @@ TEST_CASE("an unknown preset is rejected with a did-you-mean and the list of pre
                        config_error(kOrigin, "/hardware",
                                     {"unknown hardware preset \"h200-sx\"", "did you mean \"h200-sxm\"?",
                                      "\"a100-80gb-sxm\", \"a100-80gb-sxm-measured\", \"h100-sxm\", \"h100-sxm-measured\", \"h20\", "
-                                     "\"h200-sxm\" or \"h800-sxm\""}));
+                                     "\"h20-measured\", \"h200-sxm\", \"h200-sxm-measured\", \"h800-sxm\" or \"h800-sxm-measured\""}));
   CHECK_THROWS_MATCHES(load(patched({{"model", "llama-3.1-70"}})), ConfigError,
                        config_error(kOrigin, "/model",
                                     {"unknown model preset \"llama-3.1-70\"", "did you mean \"llama-3.1-70b\"?"}));
@@ -621,8 +621,8 @@ TEST_CASE("every range check of hardware, model and workload fields can fail", "
       {"hardware.nodes=4097", "must be in [1, 4096]"},
       {"hardware.gpu.count=0", "must be in [1, 1024]"},
       {"hardware.gpu.count=1025", "must be in [1, 1024]"},
-      {"hardware.gpu.sm_count=0", "must be in [1, 1024]"},
-      {"hardware.gpu.sm_count=1025", "must be in [1, 1024]"},
+      {"hardware.gpu.count=0", "must be in [1, 1024]"},
+      {"hardware.gpu.count=1025", "must be in [1, 1024]"},
       {"hardware.gpu.hbm_capacity=0GB", "must be in [1B, 1PB]"},
       {"hardware.gpu.hbm_bandwidth=0TB/s", "must be in [1MB/s, 1000000TB/s]"},
       {"hardware.gpu.peak_compute.bf16=0TFLOP/s", "must be in [1GFLOP/s, 1000000PFLOP/s]"},
@@ -651,7 +651,8 @@ TEST_CASE("every range check of hardware, model and workload fields can fail", "
       {"hardware.kernels.topk_passes=0.5", "must be in [1, "},
       {"hardware.collectives.allreduce_bus_bandwidth=0GB/s", "must be in [1MB/s, 1000000TB/s]"},
       {"hardware.collectives.allreduce_latency=-1us", "must be in [0s, 10ms]"},
-      {"hardware.collectives.alltoall_bandwidth=0GB/s", "must be in [1MB/s, 1000000TB/s]"},
+      {"hardware.collectives.alltoall_nvlink_efficiency=0", "must be in [0.001, 1]"},
+      {"hardware.collectives.alltoall_network_efficiency=1.5", "must be in [0.001, 1]"},
       {"hardware.collectives.alltoall_latency=-1us", "must be in [0s, 10ms]"},
       {"model.layers=0", "must be in [1, "},
       {"model.hidden=0", "must be in [1, "},
@@ -696,7 +697,7 @@ TEST_CASE("every range check of hardware, model and workload fields can fail", "
       {"hardware.kernels.gemm.compute_efficiency=1e-308", "must be in [0.001, 1]"},
       {"hardware.kernels.gemm.kernel_overhead=1e300s", "must be in [0s, 10ms]"},
       {"hardware.gpu.hbm_bandwidth=1e-300B/s", "must be in [1MB/s, 1000000TB/s]"},
-      {"hardware.collectives.alltoall_bandwidth=1e-300B/s", "must be in [1MB/s, 1000000TB/s]"},
+      {"hardware.nvlink.bandwidth=1e-300B/s", "must be in [1MB/s, 1000000TB/s]"},
       {"hardware.gpu.peak_compute.bf16=1e300FLOP/s", "must be in [1GFLOP/s, 1000000PFLOP/s]"},
       {"hardware.pcie.gather_h2d_efficiency=1e-9", "must be in [0.001, 1]"},
       {"hardware.kernels.memory_bound.memory_ramp=1e300B", "must be in [0B, 1TB]"},
@@ -712,7 +713,7 @@ TEST_CASE("every range check of hardware, model and workload fields can fail", "
 }
 
 TEST_CASE("values on the boundary of their range are accepted", "[scenario]") {
-  for (const char* set : {"hardware.gpu.sm_count=1024", "hardware.pcie.generation=1", "hardware.pcie.generation=7",
+  for (const char* set : {"hardware.collectives.alltoall_nvlink_efficiency=1", "hardware.pcie.generation=1", "hardware.pcie.generation=7",
                           "hardware.cpu.sockets=64", "hardware.kernels.gemm.compute_efficiency=1",
                           "hardware.kernels.topk_passes=1", "hardware.pcie.latency=0s", "hardware.kernels.gemm.compute_ramp=0",
                           "hardware.kernels.gemm.memory_ramp=0B", "model.moe.first_dense_layers=0",

@@ -19,7 +19,7 @@ inline nlohmann::json overhead_only_hardware(int gpus) {
   return {
       {"name", "overhead-only"},
       {"gpu",
-       {{"kind", "TestGPU"}, {"count", gpus}, {"sm_count", 100}, {"hbm_capacity", "100GB"}, {"hbm_bandwidth", "1000000TB/s"},
+       {{"kind", "TestGPU"}, {"count", gpus}, {"hbm_capacity", "100GB"}, {"hbm_bandwidth", "1000000TB/s"},
         {"peak_compute", {{"fp32", "1000000PFLOP/s"}, {"bf16", "1000000PFLOP/s"}, {"fp16", "1000000PFLOP/s"}, {"fp8", "1000000PFLOP/s"}}}}},
       {"pcie",
        {{"generation", 5}, {"h2d_bandwidth", "50GB/s"}, {"d2h_bandwidth", "50GB/s"}, {"latency", "1us"},
@@ -28,9 +28,9 @@ inline nlohmann::json overhead_only_hardware(int gpus) {
       {"nvlink", {{"bandwidth", "100GB/s"}, {"latency", "1us"}}},
       {"network", {{"bandwidth_per_gpu", "10GB/s"}, {"latency", "5us"}}},
       {"cpu", {{"sockets", 1}, {"gpus_per_socket", gpus}, {"dram_capacity_per_socket", "1TB"}, {"dram_bandwidth_per_socket", "100GB/s"}}},
-      {"kernels", {{"gemm", roof("10us")}, {"attention", roof("10us")}, {"indexer", roof("10us")}, {"memory_bound", roof("10us")}, {"topk_passes", 1}}},
+      {"kernels", {{"gemm", roof("10us")}, {"grouped_gemm", roof("10us")}, {"attention", roof("10us")}, {"sparse_attention", roof("10us")}, {"indexer", roof("10us")}, {"memory_bound", roof("10us")}, {"topk_passes", 1}}},
       {"collectives",
-       {{"allreduce_bus_bandwidth", "1GB/s"}, {"allreduce_latency", "20us"}, {"alltoall_bandwidth", "1GB/s"}, {"alltoall_latency", "10us"}}},
+       {{"allreduce_bus_bandwidth", "1GB/s"}, {"allreduce_latency", "20us"}, {"alltoall_nvlink_efficiency", 0.01}, {"alltoall_network_efficiency", 1.0}, {"alltoall_latency", "10us"}}},
   };
 }
 

@@ -167,7 +167,7 @@ def main():
     # Values inside the old documented ranges that overflowed the simulated clock, and ordinary
     # actions that aborted inside the simulation.
     for s in ("hardware.kernels.gemm.compute_efficiency=1e-308", "hardware.kernels.gemm.kernel_overhead=1e300s",
-              "hardware.gpu.hbm_bandwidth=1e-300B/s", "hardware.collectives.alltoall_bandwidth=1e-300B/s",
+              "hardware.gpu.hbm_bandwidth=1e-300B/s", "hardware.nvlink.bandwidth=1e-300B/s",
               "hardware.pcie.h2d_bandwidth=1e-300B/s", "hardware.kernels.attention.memory_efficiency=1e-300",
               "hardware.network.latency=1e300s", "hardware.nvlink.bandwidth=1e-300B/s"):
         cases.append(("scenario", s, ["run", base, "--steps", "1", "--set", s], "bad"))

@@ -32,8 +32,13 @@ TEST_CASE("ess-bench options: --out alone runs every suite with the defaults", "
 
 TEST_CASE("ess-bench options: every option parsed in both spellings", "[kernels][options]") {
   const Command c = parse({"--out=o.json", "--quick", "--device", "3", "--max-seconds=2.5",
-                           "--only", "p2p,gemm"});
+                           "--only", "p2p,gemm", "--gemm-shapes", "prepared/gemm-shapes.csv"});
   CHECK(c.options.out == "o.json");
+  CHECK(c.options.gemm_shapes == "prepared/gemm-shapes.csv");
+  CHECK(parse({"--out", "o.json", "--gemm-shapes=s.csv"}).options.gemm_shapes == "s.csv");
+  CHECK(parse({"--out", "o.json"}).options.gemm_shapes.empty());
+  CHECK_THROWS_AS(parse({"--out", "o.json", "--gemm-shapes="}), OptionError);
+  CHECK_THROWS_AS(parse({"--out", "o.json", "--gemm-shapes"}), OptionError);
   CHECK(c.options.quick);
   CHECK(c.options.device == 3);
   REQUIRE(c.options.max_seconds.has_value());

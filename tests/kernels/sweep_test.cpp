@@ -68,35 +68,59 @@ void check_well_formed(const Sweep& s) {
 }  // namespace
 
 TEST_CASE("sweep: DeepSeek-V3.2-Exp GEMM shapes follow its config", "[kernels][sweep]") {
+  // the fused q_a||kv_a the simulator and ess-runner issue: q_lora_rank 1536 + kv_lora_rank 512
+  // + qk_rope_head_dim 64 = 2112, from hidden 7168
+  CHECK(find("deepseek-v3.2-exp", "q_a_kv_a").n == 1536 + 512 + 64);
+  CHECK(find("deepseek-v3.2-exp", "q_a_kv_a").k == 7168);
   // q_b: q_lora_rank 1536 -> 128 heads x (128 nope + 64 rope) = 24576
-  CHECK(find("deepseek-v3.2-exp", "q_b_proj").n == 128 * (128 + 64));
-  CHECK(find("deepseek-v3.2-exp", "q_b_proj").k == 1536);
-  // kv_a: 7168 -> kv_lora_rank 512 + rope 64 = 576
-  CHECK(find("deepseek-v3.2-exp", "kv_a_proj").n == 512 + 64);
-  // o_proj: 128 heads x v_head_dim 128 = 16384 -> 7168
-  CHECK(find("deepseek-v3.2-exp", "o_proj").k == 128 * 128);
-  CHECK(find("deepseek-v3.2-exp", "o_proj").n == 7168);
+  CHECK(find("deepseek-v3.2-exp", "q_b").n == 128 * (128 + 64));
+  CHECK(find("deepseek-v3.2-exp", "q_b").k == 1536);
+  // wo: 128 heads x v_head_dim 128 = 16384 -> 7168
+  CHECK(find("deepseek-v3.2-exp", "wo").k == 128 * 128);
+  CHECK(find("deepseek-v3.2-exp", "wo").n == 7168);
   // fused gate+up of the dense MLP (18432) and of an expert (2048)
-  CHECK(find("deepseek-v3.2-exp", "dense_gate_up").n == 2 * 18432);
-  CHECK(find("deepseek-v3.2-exp", "expert_gate_up").n == 2 * 2048);
-  CHECK(find("deepseek-v3.2-exp", "expert_down").k == 2048);
-  // indexer: 64 heads x 128 from q_lora_rank; one 128-wide key from the hidden state
-  CHECK(find("deepseek-v3.2-exp", "indexer_wq").n == 64 * 128);
-  CHECK(find("deepseek-v3.2-exp", "indexer_wk").n == 128);
+  CHECK(find("deepseek-v3.2-exp", "gate_up").n == 2 * 18432);
+  CHECK(find("deepseek-v3.2-exp", "shared_gate_up").n == 2 * 2048);
+  CHECK(find("deepseek-v3.2-exp", "shared_down").k == 2048);
+  // indexer: 64 heads x 128 from q_lora_rank; one 128-wide key and 64 head weights from hidden
+  CHECK(find("deepseek-v3.2-exp", "indexer_q").n == 64 * 128);
+  CHECK(find("deepseek-v3.2-exp", "indexer_k_w").n == 128 + 64);
+  CHECK(find("deepseek-v3.2-exp", "router").n == 256);
   CHECK(find("deepseek-v3.2-exp", "lm_head").n == 129280);
+  CHECK(find("deepseek-v3.2-exp", "eh_proj").k == 2 * 7168);
+  // q_a and kv_a apart are not what any decode step issues
+  for (const GemmShape& g : ess::bench::model_gemm_shapes()) {
+    CHECK_FALSE((g.n == 1536 && g.k == 7168));
+    CHECK_FALSE((g.n == 576 && g.k == 7168));
+  }
 }
 
 TEST_CASE("sweep: Llama GEMM shapes follow their configs", "[kernels][sweep]") {
   // Llama-2-7B: QKV 3 x 4096; gate+up 2 x 11008
-  CHECK(find("llama-2-7b", "qkv_proj").n == 3 * 4096);
+  CHECK(find("llama-2-7b", "qkv").n == 3 * 4096);
   CHECK(find("llama-2-7b", "gate_up").n == 2 * 11008);
   CHECK(find("llama-2-7b", "down").k == 11008);
+  CHECK(find("llama-2-7b", "lm_head").n == 32000);
   // Llama-3.1-70B: 64 query heads + 2 x 8 kv heads, x 128 = 10240; gate+up 2 x 28672
-  CHECK(find("llama-3.1-70b", "qkv_proj").n == (64 + 2 * 8) * 128);
+  CHECK(find("llama-3.1-70b", "qkv").n == (64 + 2 * 8) * 128);
   CHECK(find("llama-3.1-70b", "gate_up").n == 2 * 28672);
   CHECK(find("llama-3.1-70b", "down").k == 28672);
-  // 11 DeepSeek + 4 + 4 Llama
-  CHECK(ess::bench::model_gemm_shapes().size() == 19);
+  CHECK(find("llama-3.1-70b", "lm_head").n == 128256);
+  // 12 DeepSeek + 5 + 5 Llama
+  CHECK(ess::bench::model_gemm_shapes().size() == 22);
+}
+
+TEST_CASE("sweep: a shapes file's shapes go first, built-in duplicates of (n, k) once", "[kernels][sweep]") {
+  const std::vector<GemmShape> file = {{"runner", "q_a_kv_a", 2112, 7168}, {"runner", "new", 64, 128}};
+  const std::vector<GemmShape> builtin = {{"a", "x", 32, 32}, {"a", "fused", 2112, 7168}, {"a", "y", 64, 64}};
+  const std::vector<GemmShape> merged = ess::bench::shapes_first(file, builtin);
+  REQUIRE(merged.size() == 4);
+  CHECK(merged[0].model == "runner");
+  CHECK(merged[0].layer == "q_a_kv_a");
+  CHECK(merged[1].layer == "new");
+  CHECK(merged[2].layer == "x");
+  CHECK(merged[3].layer == "y");
+  CHECK(ess::bench::shapes_first({}, builtin).size() == 3);
 }
 
 TEST_CASE("sweep: default and quick sweeps are well formed", "[kernels][sweep]") {
@@ -145,7 +169,7 @@ TEST_CASE("sweep: sample counts per kind", "[kernels][sweep]") {
   const Sweep d = ess::bench::default_sweep();
   SECTION("default on one GPU with fp8 and no NCCL") {
     const auto c = ess::bench::count_samples(d, 1, true, false);
-    CHECK(c.gemm == 11 * 19 * 3);  // m values x shapes x {bf16, fp8, fp16} = 627
+    CHECK(c.gemm == 11 * 22 * 3);  // m values x shapes x {bf16, fp8, fp16} = 726
     CHECK(c.norm == 13 * 6 * 2);   // tokens 1..4096 x hidden x {rms, layer} = 156
     CHECK(c.copy == 11 * 3 * 2);   // sizes x {h2d, d2h, both} x {pinned, pageable} = 66
     CHECK(c.gather == 9 * 3 * 2);  // rows x {per_row, per_run, uva_kernel} x {h2d, d2h} = 54
@@ -153,10 +177,10 @@ TEST_CASE("sweep: sample counts per kind", "[kernels][sweep]") {
     CHECK(c.d2d == 11);
     CHECK(c.p2p == 0);
     CHECK(c.allreduce == 0);
-    CHECK(c.total() == 627 + 156 + 66 + 54 + 2 + 11);
+    CHECK(c.total() == 726 + 156 + 66 + 54 + 2 + 11);
   }
   SECTION("default on an A100 (no fp8)") {
-    CHECK(ess::bench::count_samples(d, 1, false, false).gemm == 11 * 19 * 2);
+    CHECK(ess::bench::count_samples(d, 1, false, false).gemm == 11 * 22 * 2);
   }
   SECTION("default on 8 GPUs with NCCL") {
     const auto c = ess::bench::count_samples(d, 8, true, true);

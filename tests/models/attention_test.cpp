@@ -248,12 +248,37 @@ TEST_CASE("MLA rejects invalid shapes", "[attention][errors]") {
                        Catch::Message("dense_mla_attention: context must be >= 1 (got 0)"));
 }
 
-TEST_CASE("MLA rejects invalid hardware.kernels.attention", "[attention][errors]") {
+TEST_CASE("MLA rejects invalid hardware.kernels.attention and sparse_attention", "[attention][errors]") {
   ess::Hardware hw = ess::test::test_hardware();
   hw.kernels.attention.memory_efficiency = 0.0;
   CHECK_THROWS_MATCHES(
-      ess::sparse_mla_attention(mla_shape(1, 1), 2048, hw), std::invalid_argument,
+      ess::dense_mla_attention(mla_shape(1, 1), 2048, hw), std::invalid_argument,
       Catch::Message("hardware.kernels.attention.memory_efficiency must be in (0, 1] (got 0)"));
+  CHECK_NOTHROW(ess::sparse_mla_attention(mla_shape(1, 1), 2048, hw));  // its own class
+  hw = ess::test::test_hardware();
+  hw.kernels.sparse_attention.memory_efficiency = 0.0;
+  CHECK_THROWS_MATCHES(
+      ess::sparse_mla_attention(mla_shape(1, 1), 2048, hw), std::invalid_argument,
+      Catch::Message("hardware.kernels.sparse_attention.memory_efficiency must be in (0, 1] (got 0)"));
+}
+
+TEST_CASE("sparse MLA is priced with kernels.sparse_attention, dense MLA with kernels.attention", "[attention]") {
+  ess::Hardware hw = ess::test::test_hardware();
+  // FlashMLA on H800: sparse FP8 410 TFLOP/s vs dense 660, so the sparse class runs at its own rate.
+  hw.kernels.sparse_attention.compute_efficiency = 0.2;  // half of attention's 0.4
+  hw.kernels.sparse_attention.kernel_overhead = ess::Seconds(5e-6);
+  // 64 requests x 2 query tokens x 128 heads x 2048 entries: FLOP = 2*128*128*2048*1088 = 7.3014e13,
+  // compute-bound. Sparse: 7.3014444e13 / (1e14 x 0.2) + 5 us; dense with context 2048 and the same
+  // FLOP: / (1e14 x 0.4) + 3 us.
+  const ess::MlaShape s = mla_shape(64, 2);
+  const KernelCost sparse = ess::sparse_mla_attention(s, 2048, hw);
+  const KernelCost dense = ess::dense_mla_attention(s, 2048, hw);
+  const double flops = 2.0 * 128 * 128 * 2048 * 1088;
+  CHECK(sparse.flops.value() == near(flops));
+  CHECK(sparse.compute.value() == near(flops / 2e13));
+  CHECK(sparse.time.value() == near(flops / 2e13 + 5e-6));
+  CHECK(dense.compute.value() == near(flops / 4e13));
+  CHECK(dense.time.value() == near(flops / 4e13 + 3e-6));
 }
 
 // ---- GQA ---------------------------------------------------------------------------------------

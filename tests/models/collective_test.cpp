@@ -64,6 +64,7 @@ TEST_CASE("allreduce across nodes uses the bus bandwidth when it is below the NI
 
 TEST_CASE("alltoall within a node keeps the GPU's own share local", "[collective]") {
   const Hardware hw = ess::test::test_hardware();
+  // The port runs at alltoall_nvlink_efficiency x nvlink.bandwidth = 0.5 x 400 = 200 GB/s.
   // G = 8: 20 us + 7/8 * 1e6 / 200e9 = 20 + 4.375 = 24.375 us
   CHECK(ess::alltoall_time(8, kMB, hw).value() == near(24.375e-6));
   // G = 4: 20 us + 3/4 * 1e6 / 200e9 = 20 + 3.75 = 23.75 us
@@ -72,17 +73,22 @@ TEST_CASE("alltoall within a node keeps the GPU's own share local", "[collective
 
 TEST_CASE("alltoall across nodes overlaps the NVLink and NIC shares", "[collective]") {
   const Hardware hw = ess::test::test_hardware();
-  // G = 16: 20 + 5 us + max(7/16 * 1e6 / 200e9 = 2.1875 us, 8/16 * 1e6 / 50e9 = 10 us) = 35 us
+  // Each port flow pays its own latency (as the engine's port links do): NVLink 20 us, NIC 20 + 5 us.
+  // G = 16: max(20 + 7/16 * 1e6 / 200e9 = 22.1875 us, 25 + 8/16 * 1e6 / 50e9 = 35 us) = 35 us
   CHECK(ess::alltoall_time(16, kMB, hw).value() == near(35e-6));
-  // G = 32: 25 us + max(7/32 * 1e6 / 200e9 = 1.09375 us, 24/32 * 1e6 / 50e9 = 15 us) = 40 us
+  // G = 32: max(20 + 7/32 * 1e6 / 200e9 = 21.09375 us, 25 + 24/32 * 1e6 / 50e9 = 40 us) = 40 us
   CHECK(ess::alltoall_time(32, kMB, hw).value() == near(40e-6));
 }
 
 TEST_CASE("alltoall across nodes is bound by NVLink when NVLink is slower", "[collective]") {
   Hardware hw = ess::test::test_hardware();
-  hw.collectives.alltoall_bandwidth = BytesPerSecond(10e9);
-  // G = 16: 25 us + max(7/16 * 1e6 / 10e9 = 43.75 us, 8/16 * 1e6 / 50e9 = 10 us) = 68.75 us
-  CHECK(ess::alltoall_time(16, kMB, hw).value() == near(68.75e-6));
+  hw.collectives.alltoall_nvlink_efficiency = 0.025;  // 10 GB/s of 400
+  // G = 16: max(20 + 7/16 * 1e6 / 10e9 = 63.75 us, 25 + 8/16 * 1e6 / 50e9 = 35 us) = 63.75 us
+  CHECK(ess::alltoall_time(16, kMB, hw).value() == near(63.75e-6));
+  // The NIC share is derated by alltoall_network_efficiency: at 0.5 the NIC runs at 25 GB/s.
+  hw.collectives.alltoall_network_efficiency = 0.5;
+  // G = 32: max(20 + 7/32 * 1e6 / 10e9 = 41.875 us, 25 + 24/32 * 1e6 / 25e9 = 55 us) = 55 us
+  CHECK(ess::alltoall_time(32, kMB, hw).value() == near(55e-6));
 }
 
 TEST_CASE("collectives reject more GPUs than the hardware has", "[collective][errors]") {
@@ -130,10 +136,15 @@ TEST_CASE("collectives reject a non-positive GPU count, negative bytes and bad p
       ess::allreduce_time(8, kMB, hw), std::invalid_argument,
       Catch::Message("hardware.collectives.allreduce_bus_bandwidth must be > 0 B/s (got 0 B/s)"));
   hw = ess::test::test_hardware();
-  hw.collectives.alltoall_bandwidth = BytesPerSecond(0.0);
+  hw.collectives.alltoall_nvlink_efficiency = 0.0;
   CHECK_THROWS_MATCHES(
       ess::alltoall_time(8, kMB, hw), std::invalid_argument,
-      Catch::Message("hardware.collectives.alltoall_bandwidth must be > 0 B/s (got 0 B/s)"));
+      Catch::Message("hardware.collectives.alltoall_nvlink_efficiency must be in (0, 1] (got 0)"));
+  hw = ess::test::test_hardware();
+  hw.collectives.alltoall_network_efficiency = 1.5;
+  CHECK_THROWS_MATCHES(
+      ess::alltoall_time(16, kMB, hw), std::invalid_argument,
+      Catch::Message("hardware.collectives.alltoall_network_efficiency must be in (0, 1] (got 1.5)"));
   hw = ess::test::test_hardware();
   hw.network.bandwidth_per_gpu = BytesPerSecond(0.0);
   CHECK_THROWS_MATCHES(

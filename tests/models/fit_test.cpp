@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "models/collective.h"
+#include "models/attention_fit.h"
 #include "models/collective_fit.h"
 #include "models/copy.h"
 #include "models/gemm.h"
@@ -739,16 +740,28 @@ TEST_CASE("fit_pcie_copies keeps the base values of a direction without points",
 
 TEST_CASE("fit_pcie_copies rejects points that cannot separate the terms", "[fit][copy][errors]") {
   const ess::PcieSpec truth = ess::test::test_hardware().pcie;
-  // Single copies only (calls = 1 everywhere): the call-overhead column equals the latency column.
+  // Single copies only (calls = 1 everywhere): the call-overhead column equals the latency column,
+  // so the latency is not fitted: it stays base's, and the overhead and bandwidth are recovered.
   std::vector<ess::CopyPoint> single;
   for (const double bytes : {4096.0, 1048576.0, 67108864.0}) {
     const double t = ess::copy_time(CopyDirection::h2d, ess::Bytes(bytes), 1, truth).value();
     single.push_back({CopyDirection::h2d, bytes, 1, t});
   }
-  CHECK_THROWS_AS(ess::fit_pcie_copies(single, {}, truth), FitError);
-  // Fewer points than the 3 columns of one direction.
-  const std::vector<std::size_t> two = {0, 1};
-  CHECK_THROWS_WITH(ess::fit_pcie_copies(single, two, truth), Contains("at least 3 copy points, got 2"));
+  CHECK_FALSE(ess::copy_fit_sets_latency(single, {}));
+  ess::PcieSpec wrong = truth;
+  wrong.h2d_call_overhead = ess::Seconds(9e-6);
+  wrong.h2d_bandwidth = ess::BytesPerSecond(1e9);
+  const ess::PcieSpec fitted = ess::fit_pcie_copies(single, {}, wrong);
+  CHECK(fitted.latency.value() == truth.latency.value());
+  CHECK(fitted.h2d_call_overhead.value() == Approx(truth.h2d_call_overhead.value()).epsilon(1e-6));
+  CHECK(fitted.h2d_bandwidth.value() == Approx(truth.h2d_bandwidth.value()).epsilon(1e-6));
+  // Fewer points than the 2 columns left for one direction.
+  const std::vector<std::size_t> one = {0};
+  CHECK_THROWS_WITH(ess::fit_pcie_copies(single, one, truth), Contains("at least 2 copy points, got 1"));
+  // A copy shorter than the base latency it must include is not a copy of this link.
+  std::vector<ess::CopyPoint> too_fast = single;
+  too_fast[0].seconds = 0.5e-6;  // below the 1 us latency
+  CHECK_THROWS_AS(ess::fit_pcie_copies(too_fast, {}, truth), FitError);
   // calls < 1 is a bad input.
   auto bad = copy_points(truth, true, false);
   bad[0].calls = 0;
@@ -936,4 +949,97 @@ TEST_CASE("the alpha-beta fits refuse a per-byte cost too small for a finite ban
   // A profile with an infinite bandwidth must never be written: FitError instead.
   const std::vector<ess::CollectivePoint> points = {{2, 1e308, 1e-3}, {2, 0.5e308, 0.6e-3}, {2, 0.25e308, 0.55e-3}};
   CHECK_THROWS_AS(ess::fit_p2p(points, {}), FitError);
+}
+
+// --- DeepSeek kernel classes ------------------------------------------------------------------
+
+TEST_CASE("expert all-to-all: the engine's port formula, derived by hand", "[fit][collective]") {
+  ess::Hardware hw = ess::test::test_hardware();  // NVLink 400 GB/s x 0.5, NIC 50 GB/s x 1, 20 us, NIC +5 us
+  // EP 8 on 8-GPU nodes: 7/8 of 8 MB over the NVLink port: 20 us + 7 MB / 200 GB/s = 55 us.
+  CHECK(ess::expert_alltoall_time({8, 8, 8e6, 1.0}, hw).value() == Approx(55e-6).epsilon(1e-12));
+  // EP 32: 7/32 of 8 MB over NVLink (20 + 8.75 us), 24/32 over the NIC (25 + 120 us): the NIC's 145 us.
+  CHECK(ess::expert_alltoall_time({32, 8, 8e6, 1.0}, hw).value() == Approx(145e-6).epsilon(1e-12));
+  // EP 4 inside a node of 8: 3/4 over NVLink.
+  CHECK(ess::expert_alltoall_time({4, 8, 8e6, 1.0}, hw).value() == Approx(50e-6).epsilon(1e-12));
+  CHECK_THROWS_AS(ess::expert_alltoall_time({12, 8, 8e6, 1.0}, hw), std::invalid_argument);
+  CHECK_THROWS_AS(ess::expert_alltoall_time({1, 8, 8e6, 1.0}, hw), std::invalid_argument);
+}
+
+TEST_CASE("expert all-to-all fit recovers the efficiencies and latency that generated the points", "[fit][collective]") {
+  ess::Hardware truth = ess::test::test_hardware();
+  truth.collectives.alltoall_nvlink_efficiency = 0.73;
+  truth.collectives.alltoall_network_efficiency = 0.89;
+  truth.collectives.alltoall_latency = ess::Seconds(29e-6);
+  std::vector<ess::ExpertAlltoallPoint> points;
+  for (const int ep : {8, 16, 32, 64, 128, 256}) {
+    for (const double bytes : {128.0 * 8 * 7408, 128.0 * 8 * 14336}) {
+      ess::ExpertAlltoallPoint p{ep, 8, bytes, 0.0};
+      p.seconds = ess::expert_alltoall_time(p, truth).value();
+      points.push_back(p);
+    }
+  }
+  ess::Hardware start = ess::test::test_hardware();  // 0.5, 1.0, 20 us
+  const ess::AlltoallFit f = ess::fit_expert_alltoall(points, {}, start);
+  CHECK(f.nvlink_efficiency == Approx(0.73).epsilon(1e-4));
+  CHECK(f.network_efficiency == Approx(0.89).epsilon(1e-4));
+  CHECK(f.latency.value() == Approx(29e-6).epsilon(1e-4));
+  // Only points inside one node: the network efficiency is not determined and stays start's.
+  const std::vector<std::size_t> one_node = {0, 1};
+  std::vector<ess::ExpertAlltoallPoint> intra = {points[0], points[1], {4, 8, 1e6, 0.0}};
+  intra[2].seconds = ess::expert_alltoall_time(intra[2], truth).value();
+  const ess::AlltoallFit g = ess::fit_expert_alltoall(intra, {}, start);
+  CHECK(g.network_efficiency == start.collectives.alltoall_network_efficiency);
+  CHECK(g.nvlink_efficiency == Approx(0.73).epsilon(1e-4));
+  CHECK_THROWS_AS(ess::fit_expert_alltoall(points, one_node, start), FitError);  // 2 points, 3 parameters
+}
+
+TEST_CASE("sparse attention fit: efficiency and overhead from two compute-bound points", "[fit][attention]") {
+  ess::Hardware hw = ess::test::test_hardware();  // bf16 peak 100 TFLOP/s
+  const ess::MlaShape shape{.requests = 128, .queries_per_request = 2, .heads = 128, .qk_dim = 576, .v_dim = 512,
+                            .entry_bytes = ess::Bytes(656.0)};
+  // Truth: 40% of the peak plus 30 us. FLOP = 2 x 256 x 128 x topk x 1088.
+  const auto seconds = [](double topk) { return 30e-6 + 2.0 * 256 * 128 * topk * 1088 / (0.4 * 100e12); };
+  const std::vector<ess::SparseMlaPoint> points = {{shape, 2048, seconds(2048)}, {shape, 32768, seconds(32768)}};
+  const ess::RooflineParams p = ess::fit_sparse_attention(points, {}, hw);
+  CHECK(p.compute_efficiency == Approx(0.4).epsilon(1e-9));
+  CHECK(p.kernel_overhead.value() == Approx(30e-6).epsilon(1e-6));
+  // One point: the overhead stays the base's (the test hardware's 3 us), the efficiency takes the rest.
+  const std::vector<std::size_t> first = {0};
+  const ess::RooflineParams q = ess::fit_sparse_attention(points, first, hw);
+  CHECK(q.kernel_overhead.value() == hw.kernels.sparse_attention.kernel_overhead.value());
+  CHECK(q.compute_efficiency == Approx(2.0 * 256 * 128 * 2048 * 1088 / 100e12 / (seconds(2048) - 3e-6)).epsilon(1e-9));
+  // Faster than the peak: not a kernel of this GPU.
+  const std::vector<ess::SparseMlaPoint> too_fast = {{shape, 2048, 1e-6}, {shape, 32768, 2e-6}};
+  CHECK_THROWS_AS(ess::fit_sparse_attention(too_fast, {}, hw), FitError);
+}
+
+TEST_CASE("dense attention from published rates: rate over the datasheet roof", "[fit][attention]") {
+  ess::Hardware hw = ess::test::test_hardware();  // bf16 100 TFLOP/s, HBM 1 TB/s
+  const std::vector<ess::KernelRatePoint> rates = {{false, 900e9}, {true, 60e12}};
+  const ess::RooflineParams p = ess::attention_from_rates(rates, {}, hw);
+  CHECK(p.memory_efficiency == Approx(0.9).epsilon(1e-12));
+  CHECK(p.compute_efficiency == Approx(0.6).epsilon(1e-12));
+  CHECK(p.kernel_overhead.value() == hw.kernels.attention.kernel_overhead.value());  // untouched
+  const std::vector<ess::KernelRatePoint> over = {{true, 120e12}};
+  CHECK_THROWS_WITH(ess::attention_from_rates(over, {}, hw), Contains("over 100%"));
+}
+
+TEST_CASE("grouped GEMM fit needs 6 points and fits through the padded grouped model", "[fit][gemm]") {
+  const ess::Hardware hw = ess::test::test_hardware();
+  std::vector<ess::GroupedGemmPoint> points;
+  for (const std::int64_t groups : {1, 2, 4, 8}) {
+    for (const std::int64_t rows : {8, 64, 512, 4096}) {
+      const ess::GroupedGemmShape s{groups, groups * rows, 4096, 7168, ess::DType::fp8};
+      points.push_back({s, ess::grouped_gemm(s, hw).time.value()});
+    }
+  }
+  const ess::RooflineParams p = ess::fit_grouped_gemm(points, {}, hw);
+  // Points generated by the model itself are fitted to within a small fraction.
+  for (const auto& pt : points) {
+    ess::Hardware fitted = hw;
+    fitted.kernels.grouped_gemm = p;
+    CHECK(ess::grouped_gemm(pt.shape, fitted).time.value() == Approx(pt.seconds).epsilon(0.02));
+  }
+  const std::vector<std::size_t> five = {0, 1, 2, 3, 4};
+  CHECK_THROWS_WITH(ess::fit_grouped_gemm(points, five, hw), Contains("need at least 6 grouped GEMM points, got 5"));
 }

@@ -125,19 +125,67 @@ TEST_CASE("gemm: time never decreases with m, n or k", "[gemm][property]") {
   }
 }
 
-TEST_CASE("grouped_gemm: reads every group's weight once and the rows once", "[gemm]") {
+TEST_CASE("grouped_gemm: reads every group's weight once and computes whole 64-row tiles per group", "[gemm]") {
   const KernelCost c = ess::grouped_gemm({.groups = 4, .m_total = 32, .n = 256, .k = 128, .dtype = DType::fp8},
                                          ess::test::test_hardware());
-  // flops = 2*32*256*128 = 2,097,152; compute = (2,097,152 + 1e8) / 1e14 = 1.02097152 us
-  CHECK(c.flops.value() == near(2097152.0));
-  CHECK(c.compute.value() == near(1.02097152e-6));
-  // bytes = (32*128 + 4*128*256)*1 + 32*256*2 (bf16 out) = 4,096 + 131,072 + 16,384 = 151,552
-  //       + weight scales 4*4*ceil(128/128)*ceil(256/128) = 32 + row scales 4*32*1 = 128 -> 151,712 B
-  // memory = (151,712 + 1e6) / 5e11 = 2.303424 us; time = 2.303424 + 2 = 4.303424 us
-  CHECK(c.bytes.value() == near(151712.0));
-  CHECK(c.memory.value() == near(2.303424e-6));
-  CHECK(c.time.value() == near(4.303424e-6));
+  // 8 rows per group, padded to the 64-row tile (kGroupedGemmBlockM): 4 x 64 = 256 rows computed.
+  // flops = 2*256*256*128 = 16,777,216; compute = (16,777,216 + 1e8) / 1e14 = 1.16777216 us
+  CHECK(c.flops.value() == near(16777216.0));
+  CHECK(c.compute.value() == near(1.16777216e-6));
+  // bytes = (256*128 + 4*128*256)*1 + 256*256*2 (bf16 out) = 32,768 + 131,072 + 131,072 = 294,912
+  //       + weight scales 4*4*ceil(128/128)*ceil(256/128) = 32 + row scales 4*256*1 = 1,024 -> 295,968 B
+  // memory = (295,968 + 1e6) / 5e11 = 2.591936 us; time = 2.591936 + 2 = 4.591936 us
+  CHECK(c.bytes.value() == near(295968.0));
+  CHECK(c.memory.value() == near(2.591936e-6));
+  CHECK(c.time.value() == near(4.591936e-6));
   CHECK(c.bound == Bound::memory);
+}
+
+TEST_CASE("grouped_gemm pads each group's rows to the 64-row tile of DeepGEMM's masked kernel", "[gemm]") {
+  CHECK(ess::kGroupedGemmBlockM == 64);
+  CHECK(ess::grouped_gemm_padded_rows(0) == 0);
+  CHECK(ess::grouped_gemm_padded_rows(1) == 64);
+  CHECK(ess::grouped_gemm_padded_rows(64) == 64);
+  CHECK(ess::grouped_gemm_padded_rows(65) == 128);
+  CHECK_THROWS_AS(ess::grouped_gemm_padded_rows(-1), std::invalid_argument);
+  const auto hw = ess::test::test_hardware();
+  const ess::GroupedGemmShape w{.groups = 0, .m_total = 0, .n = 4096, .k = 7168, .dtype = DType::fp8};
+  // 1 row or 64 rows in one expert compute the same tile: the same FLOP.
+  const std::int64_t one[] = {1};
+  const std::int64_t full[] = {64};
+  CHECK(ess::grouped_gemm(w, one, hw).flops.value() == near(2.0 * 64 * 4096 * 7168));
+  CHECK(ess::grouped_gemm(w, full, hw).flops.value() == near(2.0 * 64 * 4096 * 7168));
+  // 65 rows need a second tile: twice the FLOP of 64.
+  const std::int64_t over[] = {65};
+  CHECK(ess::grouped_gemm(w, over, hw).flops.value() == near(2.0 * 128 * 4096 * 7168));
+  // An expert with no rows reads no weight: {3, 0, 5} reads two experts' weights (2 x 4096 x 7168 B)
+  // and computes 2 tiles.
+  const std::int64_t skewed[] = {3, 0, 5};
+  const KernelCost c = ess::grouped_gemm(w, skewed, hw);
+  CHECK(c.flops.value() == near(2.0 * 128 * 4096 * 7168));
+  const double k_blocks = 7168.0 / 128;
+  const double n_blocks = 4096.0 / 128;
+  CHECK(c.bytes.value() == near(2.0 * 4096 * 7168 + 128.0 * (7168 + 4096 * 2) + 4.0 * 2 * k_blocks * n_blocks +
+                                4.0 * 128 * k_blocks));
+  // The even split of 8 rows over the same 2 groups is the same kernel.
+  CHECK(ess::grouped_gemm({.groups = 2, .m_total = 8, .n = 4096, .k = 7168, .dtype = DType::fp8}, hw).time.value() ==
+        near(c.time.value()));
+  const std::int64_t none[] = {0, 0};
+  CHECK_THROWS_AS(ess::grouped_gemm(w, none, hw), std::invalid_argument);
+  CHECK_THROWS_AS(ess::grouped_gemm({.groups = 4, .m_total = 3, .n = 1, .k = 1, .dtype = DType::fp8}, hw),
+                  std::invalid_argument);
+}
+
+TEST_CASE("grouped_gemm is priced with kernels.grouped_gemm, not kernels.gemm", "[gemm]") {
+  auto hw = ess::test::test_hardware();
+  const ess::GroupedGemmShape s{.groups = 1, .m_total = 64, .n = 128, .k = 256, .dtype = DType::bf16};
+  const double before = ess::grouped_gemm(s, hw).time.value();
+  hw.kernels.gemm.kernel_overhead = ess::Seconds(1e-3);  // the dense class does not matter
+  CHECK(ess::grouped_gemm(s, hw).time.value() == near(before));
+  hw.kernels.grouped_gemm.kernel_overhead = ess::Seconds(12e-6);  // 2 us -> 12 us
+  CHECK(ess::grouped_gemm(s, hw).time.value() == near(before + 10e-6));
+  hw.kernels.grouped_gemm.memory_efficiency = 0.0;
+  CHECK_THROWS_WITH(ess::grouped_gemm(s, hw), Catch::Contains("hardware.kernels.grouped_gemm.memory_efficiency"));
 }
 
 TEST_CASE("grouped_gemm: one group equals gemm, and empty shapes are rejected", "[gemm]") {

@@ -29,7 +29,6 @@ inline Hardware test_hardware() {
 
   hw.gpu.kind = "TestGPU";
   hw.gpu.count = 8;
-  hw.gpu.sm_count = 100;
   hw.gpu.hbm_capacity = Bytes(100e9);
   hw.gpu.hbm_bandwidth = BytesPerSecond(1e12);  // 1 TB/s
   hw.gpu.peak_compute.fp32 = FlopsPerSecond(50e12);
@@ -65,11 +64,16 @@ inline Hardware test_hardware() {
                      .memory_efficiency = 0.5,
                      .memory_ramp = Bytes(1e6),
                      .kernel_overhead = Seconds(2e-6)};
+  // The same as gemm, so that the hand-derived grouped GEMM expectations read like the dense ones;
+  // tests that the grouped class is its own change it.
+  hw.kernels.grouped_gemm = hw.kernels.gemm;
   hw.kernels.attention = {.compute_efficiency = 0.4,
                           .compute_ramp = Flops(0.0),
                           .memory_efficiency = 0.8,
                           .memory_ramp = Bytes(0.0),
                           .kernel_overhead = Seconds(3e-6)};
+  // The same as attention (the sparse MLA expectations were derived with it); see above.
+  hw.kernels.sparse_attention = hw.kernels.attention;
   hw.kernels.indexer = {.compute_efficiency = 0.25,
                         .compute_ramp = Flops(0.0),
                         .memory_efficiency = 0.5,
@@ -84,7 +88,8 @@ inline Hardware test_hardware() {
 
   hw.collectives.allreduce_bus_bandwidth = BytesPerSecond(400e9);
   hw.collectives.allreduce_latency = Seconds(10e-6);
-  hw.collectives.alltoall_bandwidth = BytesPerSecond(200e9);
+  hw.collectives.alltoall_nvlink_efficiency = 0.5;  // 200 GB/s of the 400 GB/s NVLink
+  hw.collectives.alltoall_network_efficiency = 1.0;
   hw.collectives.alltoall_latency = Seconds(20e-6);
   return hw;
 }

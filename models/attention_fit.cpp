@@ -1,0 +1,67 @@
+#include "models/attention_fit.h"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "models/check.h"
+#include "models/fit.h"
+
+namespace ess {
+
+RooflineParams fit_sparse_attention(std::span<const SparseMlaPoint> points, std::span<const std::size_t> use,
+                                    const Hardware& hw) {
+  const std::vector<std::size_t> idx = selected_points(use, points.size(), "fit_sparse_attention");
+  if (idx.empty()) throw FitError("sparse attention: no points");
+  RooflineParams p = hw.kernels.sparse_attention;
+  const double peak = hw.gpu.peak_compute.at(DType::bf16, hw.gpu.kind).value();
+  const auto n = static_cast<Eigen::Index>(idx.size());
+  const bool with_overhead = n >= 2;
+  Eigen::MatrixXd a(n, with_overhead ? 2 : 1);
+  Eigen::VectorXd y(n);
+  for (Eigen::Index r = 0; r < n; ++r) {
+    const SparseMlaPoint& pt = points[idx[static_cast<std::size_t>(r)]];
+    if (!(pt.seconds > 0.0)) throw std::invalid_argument("fit_sparse_attention: a measured time must be > 0");
+    const KernelCost c = sparse_mla_attention(pt.shape, pt.selected, hw);  // validates; FLOP as the model counts them
+    const double compute = (c.flops.value() + p.compute_ramp.value()) / peak;
+    if (with_overhead) {
+      a(r, 0) = 1.0;
+      a(r, 1) = compute;
+      y[r] = pt.seconds;
+    } else {
+      // One point: the overhead stays base's, the efficiency takes the rest of the time.
+      a(r, 0) = compute;
+      y[r] = pt.seconds - p.kernel_overhead.value();
+      if (!(y[r] > 0.0)) throw FitError("sparse attention: the point is shorter than the base kernel_overhead");
+    }
+  }
+  const Eigen::VectorXd x = relative_nonnegative_least_squares(a, y);
+  const double inverse_efficiency = x[with_overhead ? 1 : 0];
+  if (!(inverse_efficiency >= 1.0) || !std::isfinite(inverse_efficiency)) {
+    throw FitError("sparse attention: the points imply " + check::number(100.0 / inverse_efficiency) +
+                   "% of the BF16 peak (outside (0, 100%])");
+  }
+  p.compute_efficiency = 1.0 / inverse_efficiency;
+  if (with_overhead) p.kernel_overhead = Seconds(zero_below(x[0], kTimeFloorSeconds));
+  return p;
+}
+
+RooflineParams attention_from_rates(std::span<const KernelRatePoint> points, std::span<const std::size_t> use,
+                                    const Hardware& hw) {
+  const std::vector<std::size_t> idx = selected_points(use, points.size(), "attention_from_rates");
+  RooflineParams p = hw.kernels.attention;
+  for (const std::size_t i : idx) {
+    const KernelRatePoint& pt = points[i];
+    if (!(pt.rate > 0.0)) throw std::invalid_argument("attention_from_rates: a rate must be > 0");
+    const double roof = pt.compute ? hw.gpu.peak_compute.at(DType::bf16, hw.gpu.kind).value() : hw.gpu.hbm_bandwidth.value();
+    const double e = pt.rate / roof;
+    if (!(e > 0.0 && e <= 1.0)) {
+      throw FitError(std::string("attention: a published ") + (pt.compute ? "compute" : "memory") + " rate of " +
+                     check::number(pt.rate) + " is " + check::number(e * 100.0) + "% of the datasheet peak (over 100%)");
+    }
+    (pt.compute ? p.compute_efficiency : p.memory_efficiency) = e;
+  }
+  return p;
+}
+
+}  // namespace ess
