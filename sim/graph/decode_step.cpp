@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
 #include <stdexcept>
 #include <string>
 
+#include "models/alltoall.h"
 #include "models/attention.h"
 #include "models/collective.h"
 #include "models/copy.h"
@@ -15,10 +17,6 @@
 namespace ess {
 
 namespace {
-
-// Bytes of one fp32 scale per 128 fp8 values of a dispatched token (DeepEP fp8 dispatch).
-constexpr double kFp8GroupSize = 128.0;
-constexpr double kScaleBytes = 4.0;
 
 Op kernel_op(std::string_view name, OpCategory category, const KernelCost& c) {
   return Op{name, category, c.time, c.flops, c.bytes};
@@ -412,12 +410,15 @@ void DecodeStepBuilder::add_tp_moe(std::vector<GpuStepPlan>& gpus, int layer, To
         active += r > 0 ? 1 : 0;
       }
       if (total > 0) {
+        const std::span<const std::int64_t> per_expert(rows.data() + rank * experts_per_gpu,
+                                                       static_cast<std::size_t>(experts_per_gpu));
         append(out, layer, "experts",
-               kernel_op("experts_gate_up", OpCategory::gemm, grouped_gemm({active, total, 2 * width, m_.hidden, w}, hw_)));
+               kernel_op("experts_gate_up", OpCategory::gemm,
+                         grouped_gemm({active, total, 2 * width, m_.hidden, w}, per_expert, hw_)));
         append(out, layer, "experts",
                kernel_op("experts_act", OpCategory::elementwise, elementwise({total * width, 2, 1, act}, hw_)));
         append(out, layer, "experts",
-               kernel_op("experts_down", OpCategory::gemm, grouped_gemm({active, total, m_.hidden, width, w}, hw_)));
+               kernel_op("experts_down", OpCategory::gemm, grouped_gemm({active, total, m_.hidden, width, w}, per_expert, hw_)));
       }
       // This GPU's partial sum of the experts' (and shared expert's) outputs, summed over the
       // replica by the all-reduce, then the residual add.
@@ -470,9 +471,10 @@ void DecodeStepBuilder::add_moe(std::vector<GpuStepPlan>& gpus, int layer, Token
     }
   }
 
-  // Dispatched tokens are fp8 with one fp32 scale per 128 values; combined outputs are bf16.
-  const double dispatch_bytes = static_cast<double>(m_.hidden) * (1.0 + kScaleBytes / kFp8GroupSize);
-  const double combine_bytes = static_cast<double>(m_.hidden) * bytes_per_element(act);
+  // Dispatched tokens are fp8 with one fp32 scale per 128 values; combined outputs are bf16
+  // (models/alltoall.h, which `ess-sim cost dispatch/combine` prices the same way).
+  const double dispatch_bytes = dispatch_bytes_per_copy(m_.hidden).value();
+  const double combine_bytes = combine_bytes_per_copy(m_.hidden, act).value();
   const std::int64_t shared_width = moe.expert_intermediate * moe.shared_experts;
   // GPU g's side of an all-to-all: to each peer it sends `bytes_per_pair` per routed (token, expert)
   // pair it sends there (dispatch), or per pair it received from there (combine, `back`).
@@ -520,15 +522,18 @@ void DecodeStepBuilder::add_moe(std::vector<GpuStepPlan>& gpus, int layer, Token
       active += r > 0 ? 1 : 0;
     }
     if (rows > 0) {
+      // Each expert's own rows: the kernel pads every expert to whole tiles (models/gemm.h).
+      const std::span<const std::int64_t> per_expert(expert_rows.data() + g * static_cast<std::size_t>(experts_per_gpu),
+                                                     static_cast<std::size_t>(experts_per_gpu));
       append(out, layer, "experts",
              kernel_op("experts_gate_up", OpCategory::gemm,
-                       grouped_gemm({active, rows, 2 * moe.expert_intermediate, m_.hidden, w}, hw_)));
+                       grouped_gemm({active, rows, 2 * moe.expert_intermediate, m_.hidden, w}, per_expert, hw_)));
       append(out, layer, "experts",
              kernel_op("experts_act", OpCategory::elementwise,
                        elementwise({rows * moe.expert_intermediate, 2, 1, act}, hw_)));
       append(out, layer, "experts",
              kernel_op("experts_down", OpCategory::gemm,
-                       grouped_gemm({active, rows, m_.hidden, moe.expert_intermediate, w}, hw_)));
+                       grouped_gemm({active, rows, m_.hidden, moe.expert_intermediate, w}, per_expert, hw_)));
     }
 
     // Expert outputs go back to the GPU each token came from.

@@ -146,7 +146,8 @@ TEST_CASE("the bundled dsv32-baseline-32k scenario loads with the values it stat
   CHECK(s.model.indexer->top_k == 2048);
   REQUIRE(s.model.moe.has_value());
   CHECK(s.model.moe->routed_experts == 256);
-  CHECK(s.hardware.name == "h200-sxm");
+  CHECK(s.hardware.name == "h200-sxm-measured");  // the calibrated profile of its GPU
+  CHECK_THAT(s.hardware_calibration, Catch::StartsWith("calibrated"));
   CHECK(s.hardware.total_gpus() == 8);
   CHECK(s.hardware.gpu.hbm_capacity.value() == 143771.0 * 1048576.0);
   CHECK(s.hardware.gpu.hbm_bandwidth.value() == 4.8e12);
@@ -165,7 +166,8 @@ TEST_CASE("the bundled dsv32-baseline-32k scenario loads with the values it stat
   CHECK(s.resolved["workload"]["batch_per_gpu"] == nlohmann::ordered_json({{"value", "max"}, {"source", path}}));
   CHECK(s.resolved["hardware"]["gpu"]["hbm_bandwidth"] ==
         nlohmann::ordered_json({{"value", "4.8TB/s"}, {"source", "NVIDIA H200 datasheet (SXM)"}}));
-  CHECK(s.resolved["hardware"]["gpu"]["kind"]["source"] == kH200);  // a preset value without its own source
+  CHECK(s.resolved["hardware"]["gpu"]["kind"]["source"] ==
+        "built-in preset calibration/profiles/h200-sxm-measured.json");  // a profile value without its own source
   CHECK(s.resolved["model"]["norm"]["source"] == kDsv32);
   CHECK(s.resolved["schema"]["value"] == "ess-sim/scenario/v1");
 }
@@ -436,10 +438,15 @@ TEST_CASE("attention_dp x tensor_parallel must equal the number of GPUs", "[scen
   CHECK(two_nodes.parallelism.expert_parallel == 16);
 }
 
-TEST_CASE("MoE models need tensor_parallel 1", "[scenario]") {
+TEST_CASE("MoE models under tensor-parallel attention split experts over the replica or shard them", "[scenario]") {
+  // EP over the 8 GPUs with TP2 replicas: refused, naming the layouts that work.
   CHECK_THROWS_MATCHES(load(patched({{"parallelism", {{"tensor_parallel", 2}}}})), ConfigError,
-                       config_error(kOrigin, "/parallelism/tensor_parallel",
-                                    {"deepseek-v3.2-exp is a MoE model", "tensor_parallel must be 1"}));
+                       config_error(kOrigin, "/parallelism/expert_parallel",
+                                    {"with tensor_parallel 2", "expert_parallel = tensor_parallel", "expert_parallel 1"}));
+  const Scenario split = load(patched({{"parallelism", {{"tensor_parallel", 2}, {"expert_parallel", 2}}}}));
+  CHECK(split.parallelism.attention_dp == 4);
+  const Scenario sharded = load(patched({{"parallelism", {{"tensor_parallel", 8}, {"expert_parallel", 1}}}}));
+  CHECK(sharded.parallelism.expert_parallel == 1);
 }
 
 TEST_CASE("expert_parallel must divide the GPUs and the routed experts", "[scenario]") {

@@ -88,10 +88,15 @@ TEST_CASE("fetched bytes equal misses x entry size, and exposed + hidden = trans
 }
 
 TEST_CASE("on the ESS scenario, DA is not slower than serial and auto is not slower than either") {
-  // Same inputs (scenario, seed, access) in all three modes; 2 steps keep the test short.
+  // Same inputs (scenario, seed, access) in all three modes; 2 steps keep the test short. On the
+  // datasheet preset (2 us per kernel): DA's second attention kernel costs less than the fetch it
+  // hides. On the calibrated profile the sparse-attention kernel has a 41 us intercept (a 2-point
+  // fit at batch 128, calibration/README.md), so at batch 32 DA can lose to serial there, and only
+  // auto's guarantee holds.
   auto run = [](const std::string& overlap) {
     const auto s = ess::load_scenario(std::string(ESS_SOURCE_DIR) + "/scenarios/dsv32-ess-32k.json",
                                       {ess::parse_override("cache.overlap=" + overlap),
+                                       ess::parse_override("hardware.preset=h200-sxm"),
                                        ess::parse_override("workload.decode_steps=2"),
                                        ess::parse_override("cache.sampled_requests=2"),
                                        ess::parse_override("hardware.nodes=1"),
