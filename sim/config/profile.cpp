@@ -51,7 +51,18 @@ std::string calibration_summary(const nlohmann::json& doc) {
       models += (models.empty() ? "" : ", ") + model["model"].get<std::string>() + " " + pct;
     }
   }
+  std::string donors;
+  int donor_count = 0;
+  if (const auto t = c->find("transferred"); t != c->end() && t->is_array()) {
+    for (const auto& donor : *t) {
+      if (!donor.is_object() || !donor.contains("name") || !donor["name"].is_string()) continue;
+      const std::size_t fields = donor.contains("fields") && donor["fields"].is_array() ? donor["fields"].size() : 0;
+      donors += (donors.empty() ? "" : ", ") + donor["name"].get<std::string>() + " (" + std::to_string(fields) + " fields)";
+      ++donor_count;
+    }
+  }
   if (!models.empty()) out += ": k-fold CV median |error| " + models;
+  if (!donors.empty()) out += "; transferred from " + donors + (donor_count == 1 ? ", fitted on that GPU" : ", fitted on those GPUs");
   return out;
 }
 

@@ -39,9 +39,9 @@ struct ProfileDocument {
 [[nodiscard]] ProfileDocument parse_profile(std::string_view text, const std::string& origin);
 [[nodiscard]] ProfileDocument read_profile(const std::string& path);
 
-// "calibrated: k-fold CV median |error| gemm-measured 1.1%, gemm 6.3%, ..." from the profile's
-// calibration.models (the base preset it was built on is named); "calibrated" alone when the
-// document records no cross-validated model.
+// "calibrated (base B): k-fold CV median |error| gemm-measured 1.1%, gemm 6.3%, ...; transferred
+// from P (N fields), fitted on that GPU" from the profile's calibration.models and
+// calibration.transferred; "calibrated" alone when the document records neither.
 [[nodiscard]] std::string calibration_summary(const nlohmann::json& profile_document);
 
 }  // namespace ess

@@ -37,4 +37,8 @@ TEST_CASE("calibration_summary reads calibration.models and tolerates what it do
           {{"model", "norm"}, {"cross_validated", {{"median_abs", 0.1}}}}}}}}};
   CHECK(ess::calibration_summary(doc) == "calibrated (base x): k-fold CV median |error| gemm 6.3%, norm 10.0%");
   CHECK(ess::calibration_summary(nlohmann::json::object()) == "calibrated");
+  const nlohmann::json transferred = {
+      {"calibration", {{"base", "h20"}, {"transferred", {{{"name", "h800-sxm-measured"}, {"fields", {"a", "b"}}}}}}}};
+  CHECK(ess::calibration_summary(transferred) ==
+        "calibrated (base h20); transferred from h800-sxm-measured (2 fields), fitted on that GPU");
 }
