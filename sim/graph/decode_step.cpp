@@ -355,10 +355,62 @@ void DecodeStepBuilder::add_dense_mlp(std::vector<Segment>& out, int layer, Toke
          kernel_op("mlp_residual", OpCategory::elementwise, elementwise({T * m_.hidden, 2, 1, act}, hw_)));
 }
 
-void DecodeStepBuilder::add_tp_moe(std::vector<GpuStepPlan>& gpus, int layer, Tokens t, Rng& rng) const {
+void DecodeStepBuilder::route_token(Rng& rng, std::vector<std::int64_t>& picked) const {
+  // experts_per_token distinct physical experts, uniformly at random, in the order drawn.
+  for (std::size_t k = 0; k < picked.size(); ++k) {
+    std::int64_t e = 0;
+    bool fresh = false;
+    while (!fresh) {
+      e = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(physical_experts_)));
+      fresh = std::find(picked.begin(), picked.begin() + static_cast<std::ptrdiff_t>(k), e) ==
+              picked.begin() + static_cast<std::ptrdiff_t>(k);
+    }
+    picked[k] = e;
+  }
+}
+
+void DecodeStepBuilder::add_moe_input(std::vector<Segment>& out, int layer, std::int64_t T, std::int64_t shared_width) const {
   const auto& moe = *m_.moe;
   const DType act = m_.activation_dtype;
   const DType w = m_.weight_dtype;
+  append(out, layer, "moe_in", kernel_op("ffn_norm", OpCategory::norm, norm({T, m_.hidden, act, norm_kind(m_.norm)}, hw_)));
+  append(out, layer, "moe_in",
+         kernel_op("router", OpCategory::gemm, gemm({T, moe.routed_experts, m_.hidden, DType::bf16}, hw_)));
+  append(out, layer, "moe_in",
+         kernel_op("router_topk", OpCategory::elementwise, elementwise({T * moe.routed_experts, 1, 1, DType::fp32}, hw_)));
+  if (shared_width > 0) {
+    add_quant(out, layer, "moe_in", T, m_.hidden);
+    append(out, layer, "moe_in",
+           kernel_op("shared_gate_up", OpCategory::gemm, gemm({T, 2 * shared_width, m_.hidden, w}, hw_)));
+    append(out, layer, "moe_in",
+           kernel_op("shared_act", OpCategory::elementwise, elementwise({T * shared_width, 2, 1, act}, hw_)));
+    add_quant(out, layer, "moe_in", T, shared_width);
+    append(out, layer, "moe_in", kernel_op("shared_down", OpCategory::gemm, gemm({T, m_.hidden, shared_width, w}, hw_)));
+  }
+}
+
+void DecodeStepBuilder::add_experts(std::vector<Segment>& out, int layer, std::span<const std::int64_t> rows_per_expert,
+                                    std::int64_t width) const {
+  const DType act = m_.activation_dtype;
+  const DType w = m_.weight_dtype;
+  std::int64_t rows = 0;
+  std::int64_t active = 0;
+  for (const std::int64_t r : rows_per_expert) {
+    rows += r;
+    active += r > 0 ? 1 : 0;
+  }
+  if (rows == 0) return;
+  append(out, layer, "experts",
+         kernel_op("experts_gate_up", OpCategory::gemm, grouped_gemm({active, rows, 2 * width, m_.hidden, w}, rows_per_expert, hw_)));
+  append(out, layer, "experts",
+         kernel_op("experts_act", OpCategory::elementwise, elementwise({rows * width, 2, 1, act}, hw_)));
+  append(out, layer, "experts",
+         kernel_op("experts_down", OpCategory::gemm, grouped_gemm({active, rows, m_.hidden, width, w}, rows_per_expert, hw_)));
+}
+
+void DecodeStepBuilder::add_tp_moe(std::vector<GpuStepPlan>& gpus, int layer, Tokens t, Rng& rng) const {
+  const auto& moe = *m_.moe;
+  const DType act = m_.activation_dtype;
   const std::int64_t T = t.total();
   // Experts split over the replica's GPUs (ep = tp) or each sharded over them (ep = 1).
   const bool split = ep_ == tp_;
@@ -371,14 +423,8 @@ void DecodeStepBuilder::add_tp_moe(std::vector<GpuStepPlan>& gpus, int layer, To
     std::fill(rows.begin(), rows.end(), 0);
     // Every GPU of the replica holds all T tokens; each picks experts_per_token distinct experts.
     for (std::int64_t tok = 0; tok < T; ++tok) {
-      for (std::int64_t k = 0; k < moe.experts_per_token; ++k) {
-        std::int64_t e = 0;
-        bool fresh = false;
-        while (!fresh) {
-          e = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(physical_experts_)));
-          fresh = std::find(picked.begin(), picked.begin() + k, e) == picked.begin() + k;
-        }
-        picked[static_cast<std::size_t>(k)] = e;
+      route_token(rng, picked);
+      for (const std::int64_t e : picked) {
         if (split) {
           ++rows[static_cast<std::size_t>(e)];  // rank e / experts_per_gpu, local expert e % experts_per_gpu
         } else {
@@ -388,38 +434,10 @@ void DecodeStepBuilder::add_tp_moe(std::vector<GpuStepPlan>& gpus, int layer, To
     }
     for (int rank = 0; rank < tp_; ++rank) {
       auto& out = gpus[static_cast<std::size_t>(replica * tp_ + rank)].segments;
-      append(out, layer, "moe_in", kernel_op("ffn_norm", OpCategory::norm, norm({T, m_.hidden, act, norm_kind(m_.norm)}, hw_)));
-      append(out, layer, "moe_in",
-             kernel_op("router", OpCategory::gemm, gemm({T, moe.routed_experts, m_.hidden, DType::bf16}, hw_)));
-      append(out, layer, "moe_in",
-             kernel_op("router_topk", OpCategory::elementwise, elementwise({T * moe.routed_experts, 1, 1, DType::fp32}, hw_)));
-      if (shared_width > 0) {
-        add_quant(out, layer, "moe_in", T, m_.hidden);
-        append(out, layer, "moe_in",
-               kernel_op("shared_gate_up", OpCategory::gemm, gemm({T, 2 * shared_width, m_.hidden, w}, hw_)));
-        append(out, layer, "moe_in",
-               kernel_op("shared_act", OpCategory::elementwise, elementwise({T * shared_width, 2, 1, act}, hw_)));
-        add_quant(out, layer, "moe_in", T, shared_width);
-        append(out, layer, "moe_in", kernel_op("shared_down", OpCategory::gemm, gemm({T, m_.hidden, shared_width, w}, hw_)));
-      }
-      std::int64_t total = 0;
-      std::int64_t active = 0;
-      for (std::int64_t e = 0; e < experts_per_gpu; ++e) {
-        const auto r = rows[static_cast<std::size_t>(rank * experts_per_gpu + e)];
-        total += r;
-        active += r > 0 ? 1 : 0;
-      }
-      if (total > 0) {
-        const std::span<const std::int64_t> per_expert(rows.data() + rank * experts_per_gpu,
-                                                       static_cast<std::size_t>(experts_per_gpu));
-        append(out, layer, "experts",
-               kernel_op("experts_gate_up", OpCategory::gemm,
-                         grouped_gemm({active, total, 2 * width, m_.hidden, w}, per_expert, hw_)));
-        append(out, layer, "experts",
-               kernel_op("experts_act", OpCategory::elementwise, elementwise({total * width, 2, 1, act}, hw_)));
-        append(out, layer, "experts",
-               kernel_op("experts_down", OpCategory::gemm, grouped_gemm({active, total, m_.hidden, width, w}, per_expert, hw_)));
-      }
+      add_moe_input(out, layer, T, shared_width);
+      add_experts(out, layer,
+                  std::span<const std::int64_t>(rows.data() + rank * experts_per_gpu, static_cast<std::size_t>(experts_per_gpu)),
+                  width);
       // This GPU's partial sum of the experts' (and shared expert's) outputs, summed over the
       // replica by the all-reduce, then the residual add.
       append(out, layer, "moe_out",
@@ -439,7 +457,6 @@ void DecodeStepBuilder::add_moe(std::vector<GpuStepPlan>& gpus, int layer, Token
   }
   const auto& moe = *m_.moe;
   const DType act = m_.activation_dtype;
-  const DType w = m_.weight_dtype;
   const std::int64_t T = t.total();
   const std::int64_t experts_per_gpu = physical_experts_ / ep_;
   const auto G = static_cast<std::size_t>(gpus_);
@@ -456,14 +473,8 @@ void DecodeStepBuilder::add_moe(std::vector<GpuStepPlan>& gpus, int layer, Token
   for (std::size_t src = 0; src < G; ++src) {
     const std::size_t group_start = src / static_cast<std::size_t>(ep_) * static_cast<std::size_t>(ep_);
     for (std::int64_t tok = 0; tok < T; ++tok) {
-      for (std::int64_t k = 0; k < moe.experts_per_token; ++k) {
-        std::int64_t e = 0;
-        bool fresh = false;
-        while (!fresh) {
-          e = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(physical_experts_)));
-          fresh = std::find(picked.begin(), picked.begin() + k, e) == picked.begin() + k;
-        }
-        picked[static_cast<std::size_t>(k)] = e;
+      route_token(rng, picked);
+      for (const std::int64_t e : picked) {
         const std::size_t dst = group_start + static_cast<std::size_t>(e / experts_per_gpu);
         ++pairs(src, dst);
         ++expert_rows[dst * static_cast<std::size_t>(experts_per_gpu) + static_cast<std::size_t>(e % experts_per_gpu)];
@@ -497,44 +508,14 @@ void DecodeStepBuilder::add_moe(std::vector<GpuStepPlan>& gpus, int layer, Token
 
   for (std::size_t g = 0; g < G; ++g) {
     auto& out = gpus[g].segments;
-    append(out, layer, "moe_in", kernel_op("ffn_norm", OpCategory::norm, norm({T, m_.hidden, act, norm_kind(m_.norm)}, hw_)));
-    append(out, layer, "moe_in",
-           kernel_op("router", OpCategory::gemm, gemm({T, moe.routed_experts, m_.hidden, DType::bf16}, hw_)));
-    append(out, layer, "moe_in",
-           kernel_op("router_topk", OpCategory::elementwise, elementwise({T * moe.routed_experts, 1, 1, DType::fp32}, hw_)));
-    if (shared_width > 0) {
-      add_quant(out, layer, "moe_in", T, m_.hidden);
-      append(out, layer, "moe_in",
-             kernel_op("shared_gate_up", OpCategory::gemm, gemm({T, 2 * shared_width, m_.hidden, w}, hw_)));
-      append(out, layer, "moe_in",
-             kernel_op("shared_act", OpCategory::elementwise, elementwise({T * shared_width, 2, 1, act}, hw_)));
-      add_quant(out, layer, "moe_in", T, shared_width);
-      append(out, layer, "moe_in", kernel_op("shared_down", OpCategory::gemm, gemm({T, m_.hidden, shared_width, w}, hw_)));
-    }
-
+    add_moe_input(out, layer, T, shared_width);
     out.push_back(alltoall(g, "dispatch", dispatch_bytes, false));
 
-    std::int64_t rows = 0;
-    std::int64_t active = 0;
-    for (std::int64_t e = 0; e < experts_per_gpu; ++e) {
-      const auto r = expert_rows[g * static_cast<std::size_t>(experts_per_gpu) + static_cast<std::size_t>(e)];
-      rows += r;
-      active += r > 0 ? 1 : 0;
-    }
-    if (rows > 0) {
-      // Each expert's own rows: the kernel pads every expert to whole tiles (models/gemm.h).
-      const std::span<const std::int64_t> per_expert(expert_rows.data() + g * static_cast<std::size_t>(experts_per_gpu),
-                                                     static_cast<std::size_t>(experts_per_gpu));
-      append(out, layer, "experts",
-             kernel_op("experts_gate_up", OpCategory::gemm,
-                       grouped_gemm({active, rows, 2 * moe.expert_intermediate, m_.hidden, w}, per_expert, hw_)));
-      append(out, layer, "experts",
-             kernel_op("experts_act", OpCategory::elementwise,
-                       elementwise({rows * moe.expert_intermediate, 2, 1, act}, hw_)));
-      append(out, layer, "experts",
-             kernel_op("experts_down", OpCategory::gemm,
-                       grouped_gemm({active, rows, m_.hidden, moe.expert_intermediate, w}, per_expert, hw_)));
-    }
+    // Each expert's own rows: the kernel pads every expert to whole tiles (models/gemm.h).
+    add_experts(out, layer,
+                std::span<const std::int64_t>(expert_rows.data() + g * static_cast<std::size_t>(experts_per_gpu),
+                                              static_cast<std::size_t>(experts_per_gpu)),
+                moe.expert_intermediate);
 
     // Expert outputs go back to the GPU each token came from.
     out.push_back(alltoall(g, "combine", combine_bytes, true));

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "sim/config/scenario.h"
@@ -71,6 +72,14 @@ class DecodeStepBuilder {
   // sharded by TP (ep = 1); no all-to-all, an all-reduce of the partial outputs.
   void add_tp_moe(std::vector<GpuStepPlan>& gpus, int layer, Tokens t, Rng& rng) const;
 
+  // experts_per_token distinct physical experts for one token, into `picked` (its size).
+  void route_token(Rng& rng, std::vector<std::int64_t>& picked) const;
+  // The MoE block's input on one GPU: norm, router, top-k, shared expert (width per GPU).
+  void add_moe_input(std::vector<Segment>& out, int layer, std::int64_t tokens, std::int64_t shared_width) const;
+  // The routed experts of one GPU: grouped gate/up, activation, grouped down over each expert's
+  // rows (nothing when no token was routed here); `width` is each expert's intermediate per GPU.
+  void add_experts(std::vector<Segment>& out, int layer, std::span<const std::int64_t> rows_per_expert,
+                   std::int64_t width) const;
   // The fp8 activation quantisation before an FP8 weight GEMM reading `features` per token (none
   // for bf16 weights).
   void add_quant(std::vector<Segment>& out, int layer, std::string_view label, std::int64_t tokens,
