@@ -109,6 +109,17 @@ Field roofline_field(const char* kernel, RooflineParams KernelParams::*which, co
   return field({"kernels", kernel, key}, [which, member](auto& h) -> auto& { return (h.kernels.*which).*member; });
 }
 
+// All six parameters of a full roofline (compute and memory sides, overhead, transition), in the
+// order the profiles list them.
+std::vector<Field> roofline_fields(const char* kernel, RooflineParams KernelParams::*which) {
+  return {roofline_field(kernel, which, "compute_efficiency", &RooflineParams::compute_efficiency),
+          roofline_field(kernel, which, "compute_ramp", &RooflineParams::compute_ramp),
+          roofline_field(kernel, which, "memory_efficiency", &RooflineParams::memory_efficiency),
+          roofline_field(kernel, which, "memory_ramp", &RooflineParams::memory_ramp),
+          roofline_field(kernel, which, "kernel_overhead", &RooflineParams::kernel_overhead),
+          roofline_field(kernel, which, "transition", &RooflineParams::transition)};
+}
+
 std::vector<std::size_t> all_points(std::size_t n) {
   std::vector<std::size_t> v(n);
   for (std::size_t i = 0; i < n; ++i) v[i] = i;
@@ -186,13 +197,7 @@ std::vector<ModelSpec> model_specs(const MeasurementSet& m) {
     s.name = "gemm";
     s.description = "dense GEMMs Y[m x n] = X[m x k] W[k x n], roofline (used for shapes not measured)";
     s.measured = seconds_of(m.gemm);
-    const auto gemm_params = &KernelParams::gemm;
-    s.fields = {roofline_field("gemm", gemm_params, "compute_efficiency", &RooflineParams::compute_efficiency),
-                roofline_field("gemm", gemm_params, "compute_ramp", &RooflineParams::compute_ramp),
-                roofline_field("gemm", gemm_params, "memory_efficiency", &RooflineParams::memory_efficiency),
-                roofline_field("gemm", gemm_params, "memory_ramp", &RooflineParams::memory_ramp),
-                roofline_field("gemm", gemm_params, "kernel_overhead", &RooflineParams::kernel_overhead),
-                roofline_field("gemm", gemm_params, "transition", &RooflineParams::transition)};
+    s.fields = roofline_fields("gemm", &KernelParams::gemm);
     s.fit = [&m](Hardware& h, std::span<const std::size_t> use) {
       h.kernels.gemm_measured = nullptr;  // the roofline alone
       h.kernels.gemm = fit_gemm(m.gemm, use, h);
@@ -239,13 +244,7 @@ std::vector<ModelSpec> model_specs(const MeasurementSet& m) {
     s.name = "grouped-gemm";
     s.description = "grouped (MoE expert) GEMMs, every group the same rows, padded to the kernel's row tile";
     s.measured = seconds_of(m.grouped_gemm);
-    const auto gg = &KernelParams::grouped_gemm;
-    s.fields = {roofline_field("grouped_gemm", gg, "compute_efficiency", &RooflineParams::compute_efficiency),
-                roofline_field("grouped_gemm", gg, "compute_ramp", &RooflineParams::compute_ramp),
-                roofline_field("grouped_gemm", gg, "memory_efficiency", &RooflineParams::memory_efficiency),
-                roofline_field("grouped_gemm", gg, "memory_ramp", &RooflineParams::memory_ramp),
-                roofline_field("grouped_gemm", gg, "kernel_overhead", &RooflineParams::kernel_overhead),
-                roofline_field("grouped_gemm", gg, "transition", &RooflineParams::transition)};
+    s.fields = roofline_fields("grouped_gemm", &KernelParams::grouped_gemm);
     s.fit = [&m](Hardware& h, std::span<const std::size_t> use) { h.kernels.grouped_gemm = fit_grouped_gemm(m.grouped_gemm, use, h); };
     s.predict = [&m](const Hardware& h, std::size_t i) { return grouped_gemm(m.grouped_gemm[i].shape, h).time.value(); };
     specs.push_back(std::move(s));
