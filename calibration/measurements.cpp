@@ -322,6 +322,27 @@ bool gpu_matches(const std::string& gpu, const ReadOptions& o) {
   return o.gpu.empty() || lower(gpu).find(lower(o.gpu)) != std::string::npos;
 }
 
+// Whether a row measured on `gpu` passes the --gpu filter; a row that does not is counted as skipped.
+bool keep_gpu(const std::string& gpu, const ReadOptions& o, MeasurementInput& in) {
+  if (gpu_matches(gpu, o)) return true;
+  ++in.skipped["rows of another GPU"];
+  return false;
+}
+
+std::string joined(const std::set<std::string>& s) {
+  std::string j;
+  for (const auto& x : s) j += (j.empty() ? "" : ", ") + x;
+  return j;
+}
+
+// The one GPU of a table's rows (by its gpu column), after the --gpu filter.
+void one_gpu(const std::set<std::string>& gpus, MeasurementInput& in) {
+  if (gpus.size() > 1) {
+    throw MeasurementError(in.path, "", "has rows from several GPUs (" + joined(gpus) + "); choose one with --gpu");
+  }
+  in.gpu = joined(gpus);
+}
+
 void read_vidur_compute(const CsvTable& t, MeasurementInput& in, MeasurementSet& out, const ReadOptions& o) {
   in.format = "vidur-compute";
   // The columns of microsoft/vidur's mlp.csv (@ 7d47513): five statistics of each operator's
@@ -498,10 +519,7 @@ void read_liger_norm(const CsvTable& t, MeasurementInput& in, MeasurementSet& ou
   for (const CsvRow& r : t.rows()) {
     t.check_non_negative(r, other_numbers);
     const std::string& kernel = t.text(r, c_kernel);
-    if (!gpu_matches(t.text(r, c_gpu), o)) {
-      ++in.skipped["rows of another GPU"];
-      continue;
-    }
+    if (!keep_gpu(t.text(r, c_gpu), o, in)) continue;
     if (kernel != "rms_norm" && kernel != "layer_norm") {
       ++in.skipped["other kernels (fused-add and Megatron variants, unknown dtype or extra traffic)"];
       continue;
@@ -544,17 +562,9 @@ void read_liger_norm(const CsvTable& t, MeasurementInput& in, MeasurementSet& ou
     dates.insert(t.text(r, c_time));
     versions.insert(t.text(r, c_version));
   }
-  const auto join = [](const std::set<std::string>& s) {
-    std::string j;
-    for (const auto& x : s) j += (j.empty() ? "" : ", ") + x;
-    return j;
-  };
-  if (gpus.size() > 1) {
-    throw MeasurementError(in.path, "", "has rows from several GPUs (" + join(gpus) + "); choose one with --gpu");
-  }
-  in.gpu = join(gpus);
-  in.date = dates.empty() ? "not recorded" : join(dates);
-  in.environment = "triton do_bench median (CUDA events); Liger-Kernel " + join(versions);
+  one_gpu(gpus, in);
+  in.date = dates.empty() ? "not recorded" : joined(dates);
+  in.environment = "triton do_bench median (CUDA events); Liger-Kernel " + joined(versions);
 }
 
 // --- DeepSeek transcriptions (calibration/data/public/deepseek/) --------------------------------
@@ -655,15 +665,14 @@ class Newest {
   std::size_t superseded_ = 0;
 };
 
-constexpr const char* kSuperseded = "rows superseded by a later README version of the same shape (the newest is used)";
-
-// The one GPU of a table's rows (by its gpu column), after the --gpu filter.
-void one_gpu(const std::set<std::string>& gpus, MeasurementInput& in) {
-  std::string j;
-  for (const auto& g : gpus) j += (j.empty() ? "" : ", ") + g;
-  if (gpus.size() > 1) throw MeasurementError(in.path, "", "has rows from several GPUs (" + j + "); choose one with --gpu");
-  in.gpu = j;
+// Appends the rows `newest` kept to `to` and counts them as used by `model`.
+template <class Key, class Row>
+void use_newest(const Newest<Key, Row>& newest, std::vector<Row>& to, const char* model, MeasurementInput& in) {
+  for (const auto& p : newest.rows()) to.push_back(p);
+  if (!newest.rows().empty()) in.used[model] = newest.rows().size();
 }
+
+constexpr const char* kSuperseded = "rows superseded by a later README version of the same shape (the newest is used)";
 
 // deepseek-ai/DeepGEMM README "Performance" tables (deepgemm_h800_fp8_gemm.csv).
 void read_deepgemm(const CsvTable& t, MeasurementInput& in, MeasurementSet& out, const ReadOptions& o) {
@@ -717,10 +726,7 @@ void read_deepgemm(const CsvTable& t, MeasurementInput& in, MeasurementSet& out,
     check_agrees(t, r, c_us, us * 1e-6, seconds, kDerivedTolerance, "2 groups m n k / TFLOPS");
     check_agrees(t, r, c_gbps, gbps, gd * (md * kd + kd * nd + 2.0 * md * nd) / seconds / 1e9, kDerivedTolerance,
                  "groups (m k + k n + 2 m n) / time");
-    if (!gpu_matches(t.text(r, c_gpu), o)) {
-      ++in.skipped["rows of another GPU"];
-      continue;
-    }
+    if (!keep_gpu(t.text(r, c_gpu), o, in)) continue;
     gpus.insert(t.text(r, c_gpu));
     newest.add({kind, g, m, n, k}, Row{kind != "normal", g, m, n, k, seconds});
   }
@@ -768,10 +774,7 @@ void read_flashmla(const CsvTable& t, MeasurementInput& in, MeasurementSet& out,
   Newest<std::tuple<std::int64_t, std::int64_t, std::int64_t, std::int64_t>, SparseMlaPoint> sparse;
   for (const CsvRow& r : t.rows()) {
     const std::string kernel = choice(t, r, c_kernel, {"dense-bf16", "sparse-fp8kv", "sparse-fp8kv-no-crossover"});
-    if (!gpu_matches(t.text(r, c_gpu), o)) {
-      ++in.skipped["rows of another GPU"];
-      continue;
-    }
+    if (!keep_gpu(t.text(r, c_gpu), o, in)) continue;
     gpus.insert(t.text(r, c_gpu));
     commits.insert(t.text(r, t.column("commit")));
     if (kernel == "dense-bf16") {
@@ -799,18 +802,14 @@ void read_flashmla(const CsvTable& t, MeasurementInput& in, MeasurementSet& out,
                  "2 b s_q h_q topk 1088 / TFLOPS");
     sparse.add({b, h, sq, topk}, SparseMlaPoint{MlaShape{b, sq, h, kMlaQkDim, kMlaVDim, Bytes(kMlaFp8EntryBytes)}, topk, seconds});
   }
-  for (const auto& p : rates.rows()) out.attention_rates.push_back(p);
-  for (const auto& p : sparse.rows()) out.sparse_attention.push_back(p);
-  if (!rates.rows().empty()) in.used["attention"] = rates.rows().size();
-  if (!sparse.rows().empty()) in.used["sparse-attention"] = sparse.rows().size();
+  use_newest(rates, out.attention_rates, "attention", in);
+  use_newest(sparse, out.sparse_attention, "sparse-attention", in);
   if (rates.superseded() + sparse.superseded() > 0) {
     in.skipped["figures superseded by a later README version or CUDA release (the last row is used)"] =
         rates.superseded() + sparse.superseded();
   }
   one_gpu(gpus, in);
-  std::string list;
-  for (const auto& c : commits) list += (list.empty() ? "" : ", ") + c;
-  in.date = "FlashMLA README/doc versions " + list + " (dates in the file's header)";
+  in.date = "FlashMLA README/doc versions " + joined(commits) + " (dates in the file's header)";
   in.environment = "published TFLOPS and GB/s figures, transcribed; H800 SXM5, CUDA 12.8 for the rows used";
 }
 
@@ -865,8 +864,7 @@ void read_deepep_low_latency(const CsvTable& t, MeasurementInput& in, Measuremen
       ++in.skipped["rows of another GPU"];
     }
   }
-  for (const auto& p : newest.rows()) out.expert_alltoall.push_back(p);
-  if (!newest.rows().empty()) in.used["alltoall"] = newest.rows().size();
+  use_newest(newest, out.expert_alltoall, "alltoall", in);
   if (newest.superseded() > 0) in.skipped[kSuperseded] = newest.superseded();
   in.date = "DeepEP README versions " + versions.text() + " (dates in the file's header)";
   in.environment = "DeepEP tests/test_low_latency.py, 128 tokens per rank, hidden 7168, top-8, FP8 dispatch, BF16 combine";
@@ -893,8 +891,7 @@ void read_deepep_normal(const CsvTable& t, MeasurementInput& in, MeasurementSet&
       if (gpu_matches(in.gpu, o)) newest.add({type, ep, op}, {type == "intranode-NVLink", static_cast<int>(ep), rate});
     }
   }
-  for (const auto& p : newest.rows()) out.alltoall_normal.push_back(p);
-  if (!newest.rows().empty()) in.used["alltoall-normal"] = newest.rows().size();
+  use_newest(newest, out.alltoall_normal, "alltoall-normal", in);
   if (newest.superseded() > 0) in.skipped[kSuperseded] = newest.superseded();
   in.date = "DeepEP README versions " + versions.text() + " (dates in the file's header)";
   in.environment = "DeepEP normal kernels, 4096 tokens per batch, bottleneck bandwidth as published";
