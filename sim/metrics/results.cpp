@@ -46,6 +46,15 @@ std::string fmt(const char* format, double v) {
   return buf;
 }
 
+// A per-GPU step field summed over every step and every GPU.
+double sum_over_gpu_steps(const RunResult& r, double GpuStepTimes::*field) {
+  double sum = 0.0;
+  for (const auto& step : r.gpu_steps) {
+    for (const auto& g : step) sum += g.*field;
+  }
+  return sum;
+}
+
 nlohmann::ordered_json layer_offload_json(const RunResult& r, const LayerTimes& lt) {
   const auto steps = static_cast<double>(r.steps);
   const double samples = steps * r.gpus;
@@ -77,18 +86,10 @@ nlohmann::ordered_json offload_summary(const Scenario& s, const RunResult& r) {
     misses += l.misses;
     var += l.misses_var;
   }
-  double transfer = 0.0;
-  double exposed = 0.0;
-  double lost = 0.0;
-  double writeback_wait = 0.0;
-  for (const auto& step : r.gpu_steps) {
-    for (const auto& g : step) {
-      transfer += g.transfer;
-      exposed += g.exposed;
-      lost += g.lost_to_gather;
-      writeback_wait += g.writeback_wait;
-    }
-  }
+  const double transfer = sum_over_gpu_steps(r, &GpuStepTimes::transfer);
+  const double exposed = sum_over_gpu_steps(r, &GpuStepTimes::exposed);
+  const double lost = sum_over_gpu_steps(r, &GpuStepTimes::lost_to_gather);
+  const double writeback_wait = sum_over_gpu_steps(r, &GpuStepTimes::writeback_wait);
   const double samples = static_cast<double>(r.steps) * r.gpus;
   const double total_time = std::accumulate(r.step_time.begin(), r.step_time.end(), 0.0);
   const double h2d = std::accumulate(r.step_h2d_bytes.begin(), r.step_h2d_bytes.end(), 0.0);
@@ -132,14 +133,8 @@ nlohmann::ordered_json offload_summary(const Scenario& s, const RunResult& r) {
 }
 
 nlohmann::ordered_json communication_summary(const Scenario& s, const RunResult& r) {
-  double comm = 0.0;
-  double exposed = 0.0;
-  for (const auto& step : r.gpu_steps) {
-    for (const auto& g : step) {
-      comm += g.comm;
-      exposed += g.comm_exposed;
-    }
-  }
+  const double comm = sum_over_gpu_steps(r, &GpuStepTimes::comm);
+  const double exposed = sum_over_gpu_steps(r, &GpuStepTimes::comm_exposed);
   const double samples = static_cast<double>(r.steps) * r.gpus;
   nlohmann::ordered_json o;
   o["micro_batches"] = s.execution.micro_batches;
