@@ -222,6 +222,13 @@ ModelConfig load_model_preset(const std::string& name) {
   return read_model(r);  // reads every key, finish() included
 }
 
+// A model preset for an MoE operator: one with a dense MLP is refused.
+ModelConfig load_moe_model_preset(const std::string& name) {
+  ModelConfig m = load_model_preset(name);
+  if (!m.moe) bad_option("--model " + name, m.name + " has no experts (dense MLP)");
+  return m;
+}
+
 std::string number(double v) { return shortest_number(v); }
 
 // Which hardware fields a kernel's roofline read: the peak of `peak_dtype` (none for a bytes-only
@@ -571,8 +578,7 @@ void add_grouped_gemm_command(CLI::App* cost, CommandAction& action) {
       const Hardware hw = load_hardware_preset(o->hardware);
       std::optional<ModelConfig> m;
       if (o->model.given()) {
-        m = load_model_preset(o->model.value);
-        if (!m->moe) bad_option("--model " + o->model.value, m->name + " has no experts (dense MLP)");
+        m = load_moe_model_preset(o->model.value);
         if (!o->projection.given() && !(o->n.given() && o->k.given())) {
           bad_option("cost grouped-gemm --model " + o->model.value, "needs --projection gate-up or down (or --n and --k)");
         }
@@ -670,8 +676,7 @@ void add_expert_alltoall_command(CLI::App* cost, CommandAction& action, bool dis
       const int ep = static_cast<int>(std::min<std::int64_t>(o->expert_parallel.value, 1 << 20));
       if (o->expert_parallel.value > (1 << 20)) bad_option("--expert-parallel", "must be at most 1048576");
       if (o->model.given()) {
-        m = load_model_preset(o->model.value);
-        if (!m->moe) bad_option("--model " + o->model.value, m->name + " has no experts (dense MLP)");
+        m = load_moe_model_preset(o->model.value);
         if (m->moe->routed_experts % ep != 0) {
           bad_option("--expert-parallel " + std::to_string(ep), "must divide the " + std::to_string(m->moe->routed_experts) +
                                                                     " routed experts of " + m->name);
