@@ -11,6 +11,7 @@
 #include "kernels/bench/progress.h"
 #include "kernels/bench/stats.h"
 #include "kernels/bench/sweep.h"
+#include "tests/kernels/h200_environment.h"
 
 namespace b = ess::bench;
 
@@ -23,17 +24,7 @@ b::Stats stats_of(double median_s) {
 }
 
 b::Environment h200() {
-  b::Environment e;
-  e.tool = "ess-bench 0.1.0";
-  e.date = "2026-11-30T15:00:00Z";
-  e.host = "gpu-host";
-  e.gpu = "NVIDIA H200";
-  e.gpu_count = 1;
-  e.compute_capability = "9.0";
-  e.sm_count = 132;
-  e.memory_bytes = 150754820096;
-  e.l2_bytes = 62914560;
-  e.clocks.sm_mhz = 1980;
+  b::Environment e = ess::test::h200_environment();
   e.driver = "580.159.03";
   e.cuda_driver_api = "13.0";
   e.cuda_runtime = "13.0";

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/kernels/h200_environment.h"
+
 using namespace ess::bench;
 
 namespace {
@@ -27,17 +29,7 @@ Stats round_stats() {
 }
 
 Environment h200() {
-  Environment e;
-  e.tool = "ess-bench 0.1.0";
-  e.date = "2026-11-30T15:00:00Z";
-  e.host = "gpu-host";
-  e.gpu = "NVIDIA H200";
-  e.gpu_count = 1;
-  e.compute_capability = "9.0";
-  e.sm_count = 132;
-  e.memory_bytes = 150754820096;
-  e.l2_bytes = 62914560;
-  e.clocks.sm_mhz = 1980;
+  Environment e = ess::test::h200_environment();
   e.clocks.memory_mhz = 3201;
   e.driver = "570.86.15";
   e.cuda_driver_api = "12.8";
