@@ -25,5 +25,7 @@ void add_run_command(CLI::App& app, CommandAction& action);
 void add_bench_command(CLI::App& app, CommandAction& action);
 void add_calibrate_command(CLI::App& app, CommandAction& action);
 void add_validate_command(CLI::App& app, CommandAction& action);
+// `sweep` and `sweep-merge` (cmd_sweep.cpp).
+void add_sweep_command(CLI::App& app, CommandAction& action);
 
 }  // namespace ess

@@ -1,0 +1,356 @@
+#include "sim/sweep/runner.h"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <set>
+
+#include "sim/config/config_error.h"
+#include "sim/config/json_text.h"
+#include "sim/config/scenario.h"
+#include "sim/io/atomic_file.h"
+#include "sim/io/read_file.h"
+#include "sim/io/sha256.h"
+#include "sim/sweep/ledger.h"
+#include "sim/sweep/points.h"
+
+namespace ess {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+std::string read_and_remove(const std::filesystem::path& path) {
+  std::string text;
+  (void)read_whole_file(path, text);
+  std::error_code ec;
+  std::filesystem::remove(path, ec);
+  return text;
+}
+
+std::string duration_text(double s) {
+  char buf[32];
+  if (s < 100) {
+    std::snprintf(buf, sizeof buf, "%.0f s", s);
+  } else if (s < 6000) {
+    std::snprintf(buf, sizeof buf, "%.0f min", s / 60);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.1f h", s / 3600);
+  }
+  return buf;
+}
+
+// A point's child process.
+struct Running {
+  SweepPoint point;
+  std::string sha256;
+  Clock::time_point start;
+  std::filesystem::path out_file, err_file;
+};
+
+class Progress {
+ public:
+  Progress(const SweepRunOptions& o, std::size_t total) : o_(o), total_(total), start_(Clock::now()) {}
+  void finished(const SweepPoint& p, const PointOutcome& outcome) {
+    ++done_;
+    if (o_.progress == nullptr) return;
+    char what[64];
+    if (outcome.status == "ok") {
+      const auto& st = outcome.results["summary"]["step_time_s"]["mean"];
+      std::snprintf(what, sizeof what, "%.1f ms", st.is_number() ? st.get<double>() * 1e3 : 0.0);
+    } else {
+      std::snprintf(what, sizeof what, "%s", outcome.reason_code.c_str());
+    }
+    const double elapsed = seconds_since(start_);
+    const double eta = elapsed / static_cast<double>(done_) * static_cast<double>(total_ - done_);
+    const std::string line = "[" + std::to_string(done_) + "/" + std::to_string(total_) + "] " + outcome.status +
+                             "  " + p.label() + "  " + what + "  (ETA " + duration_text(eta) + ")";
+    if (o_.progress_is_terminal) {
+      *o_.progress << "\r" << line << "\x1b[K" << (done_ == total_ ? "\n" : "") << std::flush;
+    } else {
+      *o_.progress << line << "\n" << std::flush;
+    }
+  }
+
+ private:
+  const SweepRunOptions& o_;
+  std::size_t total_;
+  std::size_t done_ = 0;
+  Clock::time_point start_;
+};
+
+// Starts `executable run BASE --set ... --steps N --json` in `cwd`, stdout and stderr to files.
+pid_t spawn(const std::string& executable, const std::vector<std::string>& args, const std::filesystem::path& cwd,
+            const std::filesystem::path& out_file, const std::filesystem::path& err_file) {
+  std::vector<char*> argv;
+  argv.push_back(const_cast<char*>(executable.c_str()));
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  const int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  const int out = ::open(out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  const int err = ::open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (in < 0 || out < 0 || err < 0) {
+    const int e = errno;
+    for (const int fd : {in, out, err}) {
+      if (fd >= 0) ::close(fd);
+    }
+    throw OutputError(out_file, "cannot create " + out_file.string() + ": " + std::strerror(e));
+  }
+  const std::string dir = cwd.empty() ? std::string(".") : cwd.string();
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    // The child: only async-signal-safe calls until exec.
+    if (::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0 || ::chdir(dir.c_str()) != 0) _exit(126);
+    ::execv(executable.c_str(), argv.data());
+    const char* msg = "error: cannot execute the ess-sim binary\n";
+    (void)!::write(2, msg, std::strlen(msg));
+    _exit(127);
+  }
+  const int fork_errno = errno;
+  ::close(in);
+  ::close(out);
+  ::close(err);
+  if (pid < 0) throw OutputError(out_file, std::string("cannot start a point: fork: ") + std::strerror(fork_errno));
+  return pid;
+}
+
+// Reads DIR/spec.json; empty when absent.
+nlohmann::json read_spec_copy(const std::filesystem::path& dir) {
+  const auto path = dir / kSweepSpecCopyName;
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) return nullptr;
+  nlohmann::json j = read_json_file(path);
+  if (!j.is_object() || j.value("schema", std::string()) != kSweepDirSchema || !j.contains("spec_sha256") ||
+      !j["spec_sha256"].is_string() || !j.contains("spec")) {
+    throw ConfigError(path.string(), "", "not a sweep directory's spec.json (expected schema \"" +
+                                             std::string(kSweepDirSchema) + "\", spec_sha256 and spec)");
+  }
+  return j;
+}
+
+}  // namespace
+
+SweepRunSummary run_sweep(const SweepSpec& spec, const SweepRunOptions& o) {
+  const auto started = Clock::now();
+  if (o.shard_count == 0 || o.shard_index >= o.shard_count) {
+    throw ConfigError("--shard", "", "expected i/n with 0 <= i < n, got " + std::to_string(o.shard_index) + "/" +
+                                         std::to_string(o.shard_count));
+  }
+  const std::filesystem::path base_path =
+      std::filesystem::path(spec.base).is_absolute() ? std::filesystem::path(spec.base) : spec.base_dir / spec.base;
+  std::string base_text;
+  try {
+    base_text = read_text_file(base_path);
+  } catch (const ConfigError& e) {
+    throw ConfigError(spec.origin, "/base", "cannot read the base scenario: " + e.message());
+  }
+
+  ensure_directory(o.out_dir);
+  const auto ledger_path = o.out_dir / kLedgerName;
+  const std::string copy = sweep_spec_copy(spec, o.shard_index, o.shard_count);
+  if (const auto existing = read_spec_copy(o.out_dir); !existing.is_null()) {
+    if (existing["spec_sha256"] != spec.sha256) {
+      throw ConfigError((o.out_dir / kSweepSpecCopyName).string(), "/spec_sha256",
+                        "this directory holds the sweep of another spec (sha256 " +
+                            existing["spec_sha256"].get<std::string>() + ", this spec " + spec.sha256 +
+                            "); choose another output directory");
+    }
+    if (existing.value("shard", std::string()) != nlohmann::json::parse(copy)["shard"].get<std::string>()) {
+      throw ConfigError((o.out_dir / kSweepSpecCopyName).string(), "/shard",
+                        "this directory holds shard " + existing.value("shard", std::string()) + " of the sweep, not " +
+                            std::to_string(o.shard_index) + "/" + std::to_string(o.shard_count));
+    }
+  }
+  LedgerContent ledger = read_ledger(ledger_path);
+  if (!o.resume && (!ledger.records.empty() || ledger.torn_tail)) {
+    throw ConfigError(ledger_path.string(), "", "a sweep ledger is already here; pass --resume to continue it, or "
+                                                "choose another output directory");
+  }
+  write_file_atomically(o.out_dir / kSweepSpecCopyName, copy);
+
+  const auto all = expand_points(spec);
+  std::vector<const SweepPoint*> mine;
+  for (const auto& p : all) {
+    if (p.index % o.shard_count == o.shard_index) mine.push_back(&p);
+  }
+  SweepRunSummary summary;
+  summary.points = mine.size();
+
+  // Resume: keep the last ok or invalid record of each point of this shard, drop the rest (failed
+  // points are re-run, a torn last line is cut), and rewrite the ledger with what is kept.
+  std::map<std::size_t, nlohmann::ordered_json> kept;
+  for (const auto& r : ledger.records) {
+    const auto point = r["point"].get<std::size_t>();
+    const auto status = r["status"].get<std::string>();
+    if (point < all.size() && point % o.shard_count == o.shard_index && (status == "ok" || status == "invalid")) {
+      kept[point] = r;
+    }
+  }
+  if (o.resume && (ledger.torn_tail || kept.size() != ledger.records.size())) {
+    std::string text;
+    for (const auto& r : ledger.records) {
+      const auto point = r["point"].get<std::size_t>();
+      if (kept.contains(point) && kept[point] == r) text += ledger_line(r);
+    }
+    write_file_atomically(ledger_path, text);
+  }
+  summary.kept = kept.size();
+
+  std::deque<const SweepPoint*> todo;
+  for (const auto* p : mine) {
+    if (!kept.contains(p->index)) todo.push_back(p);
+  }
+  const auto work = o.out_dir / ".points";
+  if (!todo.empty()) ensure_directory(work);
+  LedgerAppender appender(ledger_path);
+  Progress progress(o, todo.size());
+  std::map<pid_t, Running> running;
+  const std::size_t jobs = std::max<std::size_t>(1, o.jobs);
+
+  while (!todo.empty() || !running.empty()) {
+    // Start points until `jobs` run; a point the loader rejects is recorded without a child.
+    while (!todo.empty() && running.size() < jobs) {
+      const SweepPoint& p = *todo.front();
+      todo.pop_front();
+      const auto t0 = Clock::now();
+      const auto sets = p.overrides();
+      std::string sha;
+      try {
+        std::vector<Override> overrides;
+        for (const auto& s : sets) overrides.push_back(parse_override(s));
+        const Scenario s = load_scenario_text(base_text, spec.base, overrides, base_path.parent_path());
+        sha = sha256_hex(format_resolved(s.resolved));
+      } catch (const ConfigError& e) {
+        PointOutcome outcome{"invalid", "invalid_scenario", e.what(), {}};
+        appender.append(ledger_line(ledger_record(spec, p, outcome, "", seconds_since(t0))));
+        progress.finished(p, outcome);
+        continue;
+      }
+      std::vector<std::string> args = {"run", spec.base};
+      for (const auto& s : sets) {
+        args.push_back("--set");
+        args.push_back(s);
+      }
+      args.insert(args.end(), {"--steps", std::to_string(spec.steps), "--json"});
+      Running r{p, sha, t0, work / ("point-" + std::to_string(p.index) + ".out"),
+                work / ("point-" + std::to_string(p.index) + ".err")};
+      const pid_t pid = spawn(o.executable, args, spec.base_dir, r.out_file, r.err_file);
+      ++summary.ran;
+      running.emplace(pid, std::move(r));
+    }
+    if (running.empty()) continue;
+    int status = 0;
+    const pid_t pid = ::waitpid(-1, &status, 0);
+    if (pid < 0) {
+      if (errno == EINTR) continue;
+      throw OutputError(o.out_dir, std::string("waiting for the points: ") + std::strerror(errno));
+    }
+    const auto it = running.find(pid);
+    if (it == running.end()) continue;  // not one of ours
+    Running r = std::move(it->second);
+    running.erase(it);
+    const std::string out = read_and_remove(r.out_file);
+    const std::string err = read_and_remove(r.err_file);
+    const PointOutcome outcome = classify_run(WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+                                              WIFSIGNALED(status) ? WTERMSIG(status) : 0, out, err);
+    const std::string sha = outcome.status == "ok" ? outcome.results.value("scenario_sha256", r.sha256) : r.sha256;
+    appender.append(ledger_line(ledger_record(spec, r.point, outcome, sha, seconds_since(r.start))));
+    progress.finished(r.point, outcome);
+  }
+  std::error_code ec;
+  std::filesystem::remove(work, ec);
+
+  // The finished ledger, sorted by point, and its CSV view.
+  ledger = read_ledger(ledger_path);
+  std::map<std::size_t, nlohmann::ordered_json> last;
+  for (auto& r : ledger.records) {
+    const auto point = r["point"].get<std::size_t>();  // before the move (C++17 evaluates the right side first)
+    last[point] = std::move(r);
+  }
+  std::vector<nlohmann::ordered_json> records;
+  for (auto& [point, r] : last) {
+    const auto status = r["status"].get<std::string>();
+    summary.ok += status == "ok";
+    summary.invalid += status == "invalid";
+    summary.out_of_memory += status == "out_of_memory";
+    summary.resource_limit += status == "resource_limit";
+    summary.failed += status == "failed";
+    records.push_back(std::move(r));
+  }
+  write_file_atomically(ledger_path, sorted_ledger_text(records));
+  write_file_atomically(o.out_dir / kLedgerCsvName, ledger_csv(spec, records));
+  summary.wall_s = seconds_since(started);
+  return summary;
+}
+
+std::size_t merge_sweeps(const std::vector<std::filesystem::path>& dirs, const std::filesystem::path& out_dir,
+                         bool allow_missing) {
+  if (dirs.empty()) throw ConfigError("sweep-merge", "", "expected at least one sweep directory");
+  nlohmann::json first;
+  std::map<std::size_t, nlohmann::ordered_json> chosen;
+  for (const auto& dir : dirs) {
+    const auto copy = read_spec_copy(dir);
+    if (copy.is_null()) {
+      throw ConfigError(dir.string(), "", "not a sweep directory: no " + std::string(kSweepSpecCopyName));
+    }
+    if (first.is_null()) {
+      first = copy;
+    } else if (copy["spec_sha256"] != first["spec_sha256"]) {
+      throw ConfigError((dir / kSweepSpecCopyName).string(), "/spec_sha256",
+                        "comes from another spec (sha256 " + copy["spec_sha256"].get<std::string>() + ") than " +
+                            (dirs.front() / kSweepSpecCopyName).string() + " (" +
+                            first["spec_sha256"].get<std::string>() + ")");
+    }
+    for (auto& r : read_ledger(dir / kLedgerName).records) {
+      const auto point = r["point"].get<std::size_t>();
+      const auto it = chosen.find(point);
+      if (it == chosen.end()) {
+        chosen.emplace(point, std::move(r));
+      } else if (it->second["status"] != "ok" && r["status"] == "ok") {
+        it->second = std::move(r);
+      }
+    }
+  }
+  const SweepSpec spec = read_sweep_spec(first["spec"], (dirs.front() / kSweepSpecCopyName).string() + " (spec)", {});
+  if (spec.sha256 != first["spec_sha256"].get<std::string>()) {
+    throw ConfigError((dirs.front() / kSweepSpecCopyName).string(), "/spec_sha256", "does not match its spec");
+  }
+  const auto points = expand_points(spec);
+  std::vector<std::size_t> missing;
+  for (const auto& p : points) {
+    if (!chosen.contains(p.index)) missing.push_back(p.index);
+  }
+  for (const auto& [point, r] : chosen) {
+    if (point >= points.size()) {
+      throw ConfigError("sweep-merge", "", "a ledger holds point " + std::to_string(point) + " but the spec has only " +
+                                               std::to_string(points.size()) + " points");
+    }
+  }
+  if (!missing.empty() && !allow_missing) {
+    std::string list;
+    for (std::size_t i = 0; i < missing.size() && i < 10; ++i) list += (i ? ", " : "") + std::to_string(missing[i]);
+    if (missing.size() > 10) list += ", ...";
+    throw ConfigError("sweep-merge", "", std::to_string(missing.size()) + " of " + std::to_string(points.size()) +
+                                             " points are in no ledger (" + list +
+                                             "); run the missing shards or pass --allow-missing");
+  }
+  std::vector<nlohmann::ordered_json> records;
+  for (auto& [point, r] : chosen) records.push_back(std::move(r));
+  ensure_directory(out_dir);
+  write_file_atomically(out_dir / kSweepSpecCopyName, sweep_spec_copy(spec, 0, 1));
+  write_file_atomically(out_dir / kLedgerName, sorted_ledger_text(records));
+  write_file_atomically(out_dir / kLedgerCsvName, ledger_csv(spec, records));
+  return records.size();
+}
+
+}  // namespace ess
