@@ -50,6 +50,7 @@ const std::vector<SweepMetric>& known_sweep_metrics() {
       {"execution.micro_batches", "micro_batches"},
       {"execution.step_overhead_s", "step_overhead_s"},
       {"execution.redundant_experts", "redundant_experts"},
+      {"communication.micro_batches", "communication_micro_batches"},
       {"communication.collectives_s", "collectives_s"},
       {"communication.exposed_s", "collectives_exposed_s"},
       {"communication.hidden_s", "collectives_hidden_s"},
