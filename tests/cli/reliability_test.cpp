@@ -21,7 +21,7 @@ const std::string kScenario = ess::test::kBundledScenario;
 }  // namespace
 
 TEST_CASE("an unknown subcommand is named with a did-you-mean, even with --help") {
-  for (const auto& args : {std::vector<std::string>{"sweep", "--help"}, std::vector<std::string>{"rnu", kScenario}}) {
+  for (const auto& args : {std::vector<std::string>{"swep", "--help"}, std::vector<std::string>{"rnu", kScenario}}) {
     const auto r = run(args);
     CHECK(r.code == 2);
     CHECK(r.out.empty());
