@@ -4,6 +4,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <string>
 #include <utility>
 
@@ -272,6 +273,18 @@ std::string format_quantity(double value, Dimension d) {
   }
   if (best.empty()) best = shortest_number(value) + std::string(format_units(d).front().name);  // non-finite
   return best;
+}
+
+std::string rounded_duration(double seconds) {
+  char buf[64];
+  if (seconds < 120) {
+    std::snprintf(buf, sizeof buf, "%.0f s", seconds);
+  } else if (seconds < 7200) {
+    std::snprintf(buf, sizeof buf, "%.0f min", seconds / 60);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.1f h", seconds / 3600);
+  }
+  return buf;
 }
 
 }  // namespace ess

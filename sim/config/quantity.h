@@ -38,6 +38,10 @@ struct ParsedQuantity {
 // shortest digits that parse back to exactly the same double (so formatting round-trips).
 [[nodiscard]] std::string format_quantity(double value, Dimension d);
 
+// A wall-clock duration for people, rounded: "45 s", "12 min", "3.5 h" (minutes from 120 s,
+// hours from 2 h). Used by the resource limits and the sweep's ETA.
+[[nodiscard]] std::string rounded_duration(double seconds);
+
 // Shortest decimal text that parses back to exactly `v` ("0.1", "1e-07", "1.41e+11").
 [[nodiscard]] std::string shortest_number(double v);
 

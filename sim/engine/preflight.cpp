@@ -8,6 +8,7 @@
 
 #include "models/hardware.h"
 #include "sim/config/config_error.h"
+#include "sim/config/quantity.h"
 #include "sim/graph/decode_step.h"
 #include "sim/graph/op.h"
 #include "sim/graph/rng.h"
@@ -62,25 +63,13 @@ std::string gigabytes(double bytes) {
   return buf;
 }
 
-std::string duration(double seconds) {
-  char buf[64];
-  if (seconds < 120) {
-    std::snprintf(buf, sizeof buf, "%.0f s", seconds);
-  } else if (seconds < 7200) {
-    std::snprintf(buf, sizeof buf, "%.0f min", seconds / 60);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.1f h", seconds / 3600);
-  }
-  return buf;
-}
-
 std::string breakdown(const std::vector<ResourceEstimate::Part>& parts, bool bytes) {
   std::vector<ResourceEstimate::Part> sorted = parts;
   std::stable_sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) { return a.value > b.value; });
   std::ostringstream out;
   for (const auto& p : sorted) {
     if (p.value <= 0) continue;
-    out << "\n    " << p.what << ": " << (bytes ? gigabytes(p.value) : duration(p.value));
+    out << "\n    " << p.what << ": " << (bytes ? gigabytes(p.value) : rounded_duration(p.value));
     if (!p.knob.empty()) out << " (" << p.knob << ")";
   }
   return out.str();
@@ -94,8 +83,8 @@ void enforce(const ResourceEstimate& e, const ResourceLimits& limits) {
                         "\n  turn the setting of the largest part down, or pass --allow-large to run it anyway");
   }
   if (e.wall_seconds() > limits.wall_seconds) {
-    throw ResourceError("this run would take about " + duration(e.wall_seconds()) + " of wall time, above the " +
-                        duration(limits.wall_seconds) + " limit:" + breakdown(e.wall, false) +
+    throw ResourceError("this run would take about " + rounded_duration(e.wall_seconds()) + " of wall time, above the " +
+                        rounded_duration(limits.wall_seconds) + " limit:" + breakdown(e.wall, false) +
                         "\n  turn the setting of the largest part down, or pass --allow-large to run it anyway");
   }
 }

@@ -569,16 +569,16 @@ StepPlan DecodeStepBuilder::build(int step, Rng& rng, const std::vector<LayerAcc
       append(g.segments, -1, "host", Op{"step_overhead", OpCategory::host, s_.execution.step_overhead, Flops(0.0), Bytes(0.0)});
     }
   }
-  const int lanes = s_.execution.micro_batches;
-  const std::int64_t batch_a = (batch_ + lanes - 1) / lanes;
-  const std::int64_t offloaded_a = (offloaded_ + lanes - 1) / lanes;
-  for (int lane = 0; lane < lanes; ++lane) {
+  if (s_.execution.micro_batches == 1) {
+    add_pass(plan.gpus, batch_, offloaded_, plan.context, rng, access, offload ? &plan.offload : nullptr);
+    return plan;
+  }
+  // Two micro-batches: ceil and floor of half the requests (and of the offloaded ones).
+  const std::int64_t batch_a = (batch_ + 1) / 2;
+  const std::int64_t offloaded_a = (offloaded_ + 1) / 2;
+  for (int lane = 0; lane < 2; ++lane) {
     const std::int64_t batch = lane == 0 ? batch_a : batch_ - batch_a;
     const std::int64_t offloaded = lane == 0 ? offloaded_a : offloaded_ - offloaded_a;
-    if (lanes == 1) {
-      add_pass(plan.gpus, batch, offloaded, plan.context, rng, access, offload ? &plan.offload : nullptr);
-      break;
-    }
     std::vector<GpuStepPlan> part(static_cast<std::size_t>(gpus_));
     std::vector<LayerOffload> records(plan.offload.size());
     add_pass(part, batch, offloaded, plan.context, rng, access, offload ? &records : nullptr);

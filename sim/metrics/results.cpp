@@ -132,12 +132,11 @@ nlohmann::ordered_json offload_summary(const Scenario& s, const RunResult& r) {
   return o;
 }
 
-nlohmann::ordered_json communication_summary(const Scenario& s, const RunResult& r) {
+nlohmann::ordered_json communication_summary(const RunResult& r) {
   const double comm = sum_over_gpu_steps(r, &GpuStepTimes::comm);
   const double exposed = sum_over_gpu_steps(r, &GpuStepTimes::comm_exposed);
   const double samples = static_cast<double>(r.steps) * r.gpus;
   nlohmann::ordered_json o;
-  o["micro_batches"] = s.execution.micro_batches;
   // Per step, mean over GPUs: collectives from arrival to end (both micro-batches), the part the
   // compute stream waited for, and the rest (hidden behind the other micro-batch's compute).
   o["collectives_s"] = comm / samples;
@@ -198,7 +197,8 @@ nlohmann::ordered_json results_json(const Scenario& s, const RunResult& r, const
   sum["gpus_per_node"] = s.hardware.gpu.count;
   sum["parallelism"] = {{"attention_dp", s.parallelism.attention_dp},
                         {"tensor_parallel", s.parallelism.tensor_parallel},
-                        {"expert_parallel", s.parallelism.expert_parallel}};
+                        {"expert_parallel", s.parallelism.expert_parallel},
+                        {"redundant_experts", s.parallelism.redundant_experts}};
   sum["batch_per_gpu"] = r.batch_per_gpu;
   sum["batch_is_max"] = !s.workload.batch_per_gpu.has_value();
   sum["context_length"] = s.workload.context_length;
@@ -216,10 +216,8 @@ nlohmann::ordered_json results_json(const Scenario& s, const RunResult& r, const
   for (const auto& line : r.memory.lines) mem[line.name] = line.bytes.value();
   mem["free"] = r.memory.free().value();
   sum["memory_gpu_bytes"] = mem;
-  sum["execution"] = {{"micro_batches", s.execution.micro_batches},
-                      {"step_overhead_s", s.execution.step_overhead.value()},
-                      {"redundant_experts", s.parallelism.redundant_experts}};
-  sum["communication"] = communication_summary(s, r);
+  sum["execution"] = {{"micro_batches", s.execution.micro_batches}, {"step_overhead_s", s.execution.step_overhead.value()}};
+  sum["communication"] = communication_summary(r);
   sum["time_by_category_s"] = time_by_category(r);
   if (r.offload) sum["offload"] = offload_summary(s, r);
   sum["simgrid_activities"] = r.activities;
@@ -308,7 +306,7 @@ std::string results_table(const Scenario& s, const RunResult& r) {
     out += "\n";
   }
   {
-    const auto c = communication_summary(s, r);
+    const auto c = communication_summary(r);
     if (c["collectives_s"].get<double>() > 0) {
       out += "  collectives       " + fmt("%8.3f", c["collectives_s"].get<double>() * 1e3) + " ms per step: " +
              fmt("%.3f", c["hidden_s"].get<double>() * 1e3) + " hidden, " + fmt("%.3f", c["exposed_s"].get<double>() * 1e3) +

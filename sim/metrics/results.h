@@ -30,7 +30,7 @@ struct StepStats {
 // summary.offload of an offload run: placement, misses, bytes, hidden and exposed transfer time.
 [[nodiscard]] nlohmann::ordered_json offload_summary(const Scenario& s, const RunResult& r);
 // Collectives per step (mean over GPUs): total, exposed (the compute stream waited) and hidden.
-[[nodiscard]] nlohmann::ordered_json communication_summary(const Scenario& s, const RunResult& r);
+[[nodiscard]] nlohmann::ordered_json communication_summary(const RunResult& r);
 
 // The whole results document. `version` is ess-sim's version; `scenario_sha256` identifies the
 // resolved scenario (the text `ess-sim check` prints).

@@ -15,6 +15,7 @@
 
 #include "sim/config/config_error.h"
 #include "sim/config/json_text.h"
+#include "sim/config/quantity.h"
 #include "sim/config/scenario.h"
 #include "sim/io/atomic_file.h"
 #include "sim/io/read_file.h"
@@ -36,18 +37,6 @@ std::string read_and_remove(const std::filesystem::path& path) {
   std::error_code ec;
   std::filesystem::remove(path, ec);
   return text;
-}
-
-std::string duration_text(double s) {
-  char buf[32];
-  if (s < 100) {
-    std::snprintf(buf, sizeof buf, "%.0f s", s);
-  } else if (s < 6000) {
-    std::snprintf(buf, sizeof buf, "%.0f min", s / 60);
-  } else {
-    std::snprintf(buf, sizeof buf, "%.1f h", s / 3600);
-  }
-  return buf;
 }
 
 // A point's child process.
@@ -74,7 +63,7 @@ class Progress {
     const double elapsed = seconds_since(start_);
     const double eta = elapsed / static_cast<double>(done_) * static_cast<double>(total_ - done_);
     const std::string line = "[" + std::to_string(done_) + "/" + std::to_string(total_) + "] " + outcome.status +
-                             "  " + p.label() + "  " + what + "  (ETA " + duration_text(eta) + ")";
+                             "  " + p.label() + "  " + what + "  (ETA " + rounded_duration(eta) + ")";
     if (o_.progress_is_terminal) {
       *o_.progress << "\r" << line << "\x1b[K" << (done_ == total_ ? "\n" : "") << std::flush;
     } else {
