@@ -5,9 +5,17 @@
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
 #include <vector>
 
 namespace ess {
+
+// One selection as the change from the previous selection of the same (layer, request).
+struct SelectionDelta {
+  std::vector<std::int64_t> removed;  // selected by the previous call, not by this one; ascending
+  std::vector<std::int64_t> added;    // selected by this call, not by the previous one; ascending
+  std::int64_t selected = 0;          // entries this call selects (min(top_k, context))
+};
 
 class AccessModel {
  public:
@@ -23,6 +31,17 @@ class AccessModel {
   // calls that break this contract or name a layer they do not have.
   virtual void select(int step, int layer, int request, std::int64_t context,
                       std::vector<std::int64_t>& out) = 0;
+
+  // Whether select_delta is implemented: consecutive selections overlap by ~95% in decode, so a
+  // pool fed the change costs O(change) per step instead of O(top_k).
+  [[nodiscard]] virtual bool has_delta() const { return false; }
+  // The selection select() would give for the same call (the same random draws, the same stream
+  // state afterwards), as its change from the previous call for (layer, request), whichever of the
+  // two that was; a first call adds every entry. Same contract and errors as select().
+  virtual void select_delta(int /*step*/, int /*layer*/, int /*request*/, std::int64_t /*context*/,
+                            SelectionDelta& /*out*/) {
+    throw std::logic_error("AccessModel::select_delta: not implemented by this model (check has_delta())");
+  }
 };
 
 }  // namespace ess

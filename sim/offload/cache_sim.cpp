@@ -56,6 +56,18 @@ CacheSimulator::CacheSimulator(const CacheSimConfig& config, AccessModel& model)
                      static_cast<std::size_t>(config_.sampled_requests);
   pools_.reserve(count);
   for (std::size_t i = 0; i < count; ++i) pools_.emplace_back(pool);
+  by_delta_ = model_.has_delta() && config_.policy == EvictionPolicy::lru && config_.pinned_recent == 0;
+}
+
+AccessResult CacheSimulator::access(int step, int layer, int request, std::int64_t context) {
+  GpuPool& pool = pools_[static_cast<std::size_t>(layer) * static_cast<std::size_t>(config_.sampled_requests) +
+                         static_cast<std::size_t>(request)];
+  if (by_delta_) {
+    model_.select_delta(step, layer, request, context, delta_);
+    return pool.access_delta(delta_, context, step);
+  }
+  model_.select(step, layer, request, context, selected_);
+  return pool.access(selected_, context, step);
 }
 
 std::int64_t CacheSimulator::capacity_at(std::int64_t context) const {
@@ -78,74 +90,88 @@ const GpuPool& CacheSimulator::pool(int layer, int request) const {
                 static_cast<std::size_t>(request)];
 }
 
-void CacheSimulator::resize_pools(std::int64_t context) {
-  const std::int64_t capacity = capacity_at(context);
-  for (GpuPool& pool : pools_) {
-    if (pool.capacity() != capacity) pool.set_capacity(capacity);
-  }
-}
-
 void CacheSimulator::warm_up(std::int64_t context) {
   if (warmed_ || stepped_) {
     throw std::logic_error("CacheSimulator::warm_up: only once, before the first step");
   }
   warmed_ = true;
-  const int S = config_.sampled_requests;
-  for (int w = config_.warmup_windows; w >= 1; --w) {
-    const std::int64_t ctx = context - w;
-    if (ctx < 1) continue;
-    resize_pools(ctx);
-    for (int layer = 0; layer < config_.layers; ++layer) {
-      for (int request = 0; request < S; ++request) {
-        model_.select(-w, layer, request, ctx, selected_);
-        pools_[static_cast<std::size_t>(layer) * static_cast<std::size_t>(S) +
-               static_cast<std::size_t>(request)]
-            .access(selected_, ctx, -w);
+  // Pool by pool: the same accesses as window by window, since pools and streams are independent.
+  for (int layer = 0; layer < config_.layers; ++layer) {
+    for (int request = 0; request < config_.sampled_requests; ++request) {
+      GpuPool& pool = pools_[static_cast<std::size_t>(layer) * static_cast<std::size_t>(config_.sampled_requests) +
+                             static_cast<std::size_t>(request)];
+      for (int w = config_.warmup_windows; w >= 1; --w) {
+        const std::int64_t ctx = context - w;
+        if (ctx < 1) continue;
+        const std::int64_t capacity = capacity_at(ctx);
+        if (pool.capacity() != capacity) pool.set_capacity(capacity);
+        (void)access(-w, layer, request, ctx);
       }
     }
   }
 }
 
-StepStats CacheSimulator::step(int step, std::int64_t context) {
+StepStats CacheSimulator::step(int step, std::int64_t context) { return steps({step}, {context}).front(); }
+
+std::vector<StepStats> CacheSimulator::steps(const std::vector<int>& steps, const std::vector<std::int64_t>& contexts) {
+  if (steps.size() != contexts.size()) {
+    throw std::invalid_argument("CacheSimulator::steps: " + std::to_string(steps.size()) + " steps but " +
+                                std::to_string(contexts.size()) + " contexts");
+  }
   stepped_ = true;
-  resize_pools(context);
   const int S = config_.sampled_requests;
-  StepStats out;
-  out.step = step;
-  out.context = context;
-  out.capacity = capacity_at(context);
-  out.layers.resize(static_cast<std::size_t>(config_.layers));
-  for (int layer = 0; layer < config_.layers; ++layer) {
-    std::vector<double>& misses = misses_scratch_;
-    misses.clear();
-    double hits = 0.0;
-    double runs = 0.0;
-    double evictions = 0.0;
-    for (int request = 0; request < S; ++request) {
-      model_.select(step, layer, request, context, selected_);
-      const AccessResult r = pools_[static_cast<std::size_t>(layer) * static_cast<std::size_t>(S) +
-                                    static_cast<std::size_t>(request)]
-                                 .access(selected_, context, step);
-      misses.push_back(static_cast<double>(r.misses));
-      hits += static_cast<double>(r.hits);
-      runs += static_cast<double>(r.runs);
-      evictions += static_cast<double>(r.evictions);
+  const std::size_t n = steps.size();
+  const auto L = static_cast<std::size_t>(config_.layers);
+  const auto R = static_cast<std::size_t>(S);
+  std::vector<AccessResult>& results = results_scratch_;  // [step][layer][request]
+  results.assign(n * L * R, AccessResult{});
+  for (std::size_t layer = 0; layer < L; ++layer) {
+    for (std::size_t request = 0; request < R; ++request) {
+      GpuPool& pool = pools_[layer * R + request];
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::int64_t capacity = capacity_at(contexts[i]);
+        if (pool.capacity() != capacity) pool.set_capacity(capacity);
+        results[(i * L + layer) * R + request] =
+            access(steps[i], static_cast<int>(layer), static_cast<int>(request), contexts[i]);
+      }
     }
-    const auto n = static_cast<double>(S);
-    LayerStats& stats = out.layers[static_cast<std::size_t>(layer)];
-    stats.requests = S;
-    double sum = 0.0;
-    for (const double m : misses) sum += m;
-    stats.misses_mean = sum / n;
-    stats.hits_mean = hits / n;
-    stats.runs_mean = runs / n;
-    stats.evictions_mean = evictions / n;
-    if (S >= 2) {
-      double sq = 0.0;  // two passes: no cancellation
-      for (const double m : misses) sq += (m - stats.misses_mean) * (m - stats.misses_mean);
-      stats.misses_stderr = std::sqrt(sq / (n - 1.0) / n);
-    } else {
-      stats.misses_stderr = std::numeric_limits<double>::quiet_NaN();
+  }
+  std::vector<StepStats> out(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    StepStats& st = out[i];
+    st.step = steps[i];
+    st.context = contexts[i];
+    st.capacity = capacity_at(contexts[i]);
+    st.layers.resize(L);
+    for (std::size_t layer = 0; layer < L; ++layer) {
+      std::vector<double>& misses = misses_scratch_;
+      misses.clear();
+      double hits = 0.0;
+      double runs = 0.0;
+      double evictions = 0.0;
+      for (std::size_t request = 0; request < R; ++request) {
+        const AccessResult& r = results[(i * L + layer) * R + request];
+        misses.push_back(static_cast<double>(r.misses));
+        hits += static_cast<double>(r.hits);
+        runs += static_cast<double>(r.runs);
+        evictions += static_cast<double>(r.evictions);
+      }
+      const auto count = static_cast<double>(S);
+      LayerStats& stats = st.layers[layer];
+      stats.requests = S;
+      double sum = 0.0;
+      for (const double m : misses) sum += m;
+      stats.misses_mean = sum / count;
+      stats.hits_mean = hits / count;
+      stats.runs_mean = runs / count;
+      stats.evictions_mean = evictions / count;
+      if (S >= 2) {
+        double sq = 0.0;  // two passes: no cancellation
+        for (const double m : misses) sq += (m - stats.misses_mean) * (m - stats.misses_mean);
+        stats.misses_stderr = std::sqrt(sq / (count - 1.0) / count);
+      } else {
+        stats.misses_stderr = std::numeric_limits<double>::quiet_NaN();
+      }
     }
   }
   return out;

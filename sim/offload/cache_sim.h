@@ -83,6 +83,10 @@ class CacheSimulator {
   // One decode step: every sampled request selects in every layer and accesses its pool. Steps
   // must increase and contexts must not decrease (std::invalid_argument from the model or pool).
   StepStats step(int step, std::int64_t context);
+  // Several decode steps (steps[i] at contexts[i]), the same results as step() for each in turn,
+  // computed pool by pool so that each pool's arrays stay in cache across the steps (the pools and
+  // the model's streams are independent, so the order does not change any result).
+  std::vector<StepStats> steps(const std::vector<int>& steps, const std::vector<std::int64_t>& contexts);
 
   // Capacity for a context: ratio or fixed, raised to one selection (see CacheSimConfig).
   [[nodiscard]] std::int64_t capacity_at(std::int64_t context) const;
@@ -91,13 +95,19 @@ class CacheSimulator {
   [[nodiscard]] const GpuPool& pool(int layer, int request) const;
 
  private:
-  void resize_pools(std::int64_t context);
 
   CacheSimConfig config_;
   AccessModel& model_;
   std::vector<GpuPool> pools_;  // [layer * S + request]
+  // One access of pool (layer, request) at `step`: by the change from its previous selection when
+  // the model gives changes and the pool takes them (lru without a pinned window), else in full.
+  AccessResult access(int step, int layer, int request, std::int64_t context);
+
   std::vector<std::int64_t> selected_;
+  SelectionDelta delta_;
+  bool by_delta_ = false;
   std::vector<double> misses_scratch_;
+  std::vector<AccessResult> results_scratch_;
   bool warmed_ = false;
   bool stepped_ = false;
 };

@@ -1,6 +1,7 @@
 #include "sim/offload/gpu_pool.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -128,6 +129,16 @@ void GpuPool::renumber_ticks() {
       const auto p = static_cast<std::size_t>(e.position);
       stamp_[p] = t;
       if (config_.policy == EvictionPolicy::fifo) born_[p] = t;
+    }
+    if (mode_ == Mode::delta) {
+      // The selected entries are not queued: one tick newer than every queued one.
+      ++t;
+      for (std::size_t w = 0; w < selected_bits_.size(); ++w) {
+        for (std::uint64_t bits = selected_bits_[w]; bits != 0; bits &= bits - 1) {
+          stamp_[w * 64 + static_cast<std::size_t>(std::countr_zero(bits))] = t;
+        }
+      }
+      last_access_tick_ = t;
     }
   }
   tick_ = t;
@@ -356,6 +367,7 @@ AccessResult GpuPool::access(const std::vector<std::int64_t>& selected, std::int
                                 "capacity of " + std::to_string(config_.capacity));
   }
 
+  enter(Mode::full);
   if (!started_) heat_base_step_ = step;
   started_ = true;
   last_step_ = step;
@@ -463,6 +475,133 @@ AccessResult GpuPool::access(const std::vector<std::int64_t>& selected, std::int
   return result;
 }
 
+void GpuPool::enter(Mode mode) {
+  if (mode_ != Mode::unused && mode_ != mode) {
+    throw std::logic_error("GpuPool: access() and access_delta() calls mixed on one pool");
+  }
+  mode_ = mode;
+}
+
+AccessResult GpuPool::access_delta(const SelectionDelta& delta, std::int64_t context, int step,
+                                   std::vector<std::int64_t>* missed) {
+  // ---- preconditions (caller errors) ----
+  if (config_.policy != EvictionPolicy::lru || config_.pinned_recent != 0) {
+    throw std::invalid_argument("GpuPool::access_delta: only for an lru pool without a pinned window (this one: " +
+                                to_string(config_.policy) + ", pinned_recent " +
+                                std::to_string(config_.pinned_recent) + ")");
+  }
+  if (context < 0 || context > std::numeric_limits<std::int32_t>::max()) {
+    throw std::invalid_argument("GpuPool::access_delta: context " + std::to_string(context) +
+                                " outside [0, 2^31)");
+  }
+  if (started_ && context < last_context_) {
+    throw std::invalid_argument(positions_message(
+        "GpuPool::access_delta: context decreased (previous, now)", last_context_, context));
+  }
+  if (started_ && step < last_step_) {
+    throw std::invalid_argument(
+        positions_message("GpuPool::access_delta: step decreased (previous, now)", last_step_, step));
+  }
+  enter(Mode::delta);
+  grow_positions(context);
+  const auto words = static_cast<std::size_t>((context + 63) / 64);
+  if (selected_bits_.size() < words) selected_bits_.resize(std::max(words, stamp_.size() / 64 + 1), 0);
+  const auto is_selected = [this](std::int64_t p) {
+    return (selected_bits_[static_cast<std::size_t>(p >> 6)] >> (p & 63)) & 1U;
+  };
+  const auto check = [&](const std::vector<std::int64_t>& list, const char* name, bool selected) {
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      if (list[i] < 0 || list[i] >= context) {
+        throw std::invalid_argument("GpuPool::access_delta: " + std::string(name) + " position " +
+                                    std::to_string(list[i]) + " outside [0, " + std::to_string(context) + ")");
+      }
+      if (i > 0 && list[i] <= list[i - 1]) {
+        throw std::invalid_argument(positions_message(
+            (std::string("GpuPool::access_delta: ") + name + " not strictly ascending at").c_str(), list[i - 1],
+            list[i]));
+      }
+      if (static_cast<bool>(is_selected(list[i])) != selected) {
+        throw std::invalid_argument("GpuPool::access_delta: " + std::string(name) + " position " +
+                                    std::to_string(list[i]) + (selected ? " was not" : " was already") +
+                                    " selected by the previous access");
+      }
+    }
+  };
+  check(delta.removed, "removed", true);
+  check(delta.added, "added", false);
+  const std::int64_t count = selected_count_ - static_cast<std::int64_t>(delta.removed.size()) +
+                             static_cast<std::int64_t>(delta.added.size());
+  if (count != delta.selected) {
+    throw std::invalid_argument("GpuPool::access_delta: the change leaves " + std::to_string(count) +
+                                " entries selected, the delta says " + std::to_string(delta.selected));
+  }
+  if (count > config_.capacity) {
+    throw std::invalid_argument("GpuPool::access_delta: " + std::to_string(count) +
+                                " selected entries exceed the pool capacity of " +
+                                std::to_string(config_.capacity));
+  }
+
+  started_ = true;
+  last_step_ = step;
+  last_context_ = context;
+  if (tick_ >= tick_limit_) renumber_ticks();
+  const std::uint32_t previous = last_access_tick_;
+  ++tick_;
+
+  // Dropped entries join the back of the queue, stamped with the access that last selected them:
+  // newer than every queued entry, in position order, as access() would have queued them then.
+  for (const std::int64_t p : delta.removed) {
+    const auto i = static_cast<std::size_t>(p);
+    if (stamp_[i] == 0) {
+      throw std::logic_error("GpuPool invariant: selected position " + std::to_string(p) + " is not resident");
+    }
+    selected_bits_[i >> 6] &= ~(std::uint64_t{1} << (i & 63));
+    stamp_[i] = previous;
+    queue_.push_back({static_cast<std::int32_t>(p), previous});
+  }
+  // Added entries: hits leave the queue (their entry goes stale), misses are fetched.
+  AccessResult result;
+  scratch_missed_.clear();
+  for (const std::int64_t p : delta.added) {
+    const auto i = static_cast<std::size_t>(p);
+    selected_bits_[i >> 6] |= std::uint64_t{1} << (i & 63);
+    if (stamp_[i] != 0) {
+      stamp_[i] = tick_;
+    } else {
+      scratch_missed_.push_back(p);
+    }
+  }
+  result.misses = static_cast<std::int64_t>(scratch_missed_.size());
+  result.hits = count - result.misses;
+  for (std::size_t i = 0; i < scratch_missed_.size(); ++i) {
+    if (i == 0 || scratch_missed_[i] != scratch_missed_[i - 1] + 1) ++result.runs;
+  }
+  // The queue holds only unselected entries, so its oldest live ones are the victims.
+  const std::int64_t need = size_ + result.misses - config_.capacity;
+  if (need > 0) result.evictions = evict(need);
+  for (const std::int64_t p : scratch_missed_) insert(p);
+  selected_count_ = count;
+  last_access_tick_ = tick_;
+  const auto capacity = static_cast<std::size_t>(config_.capacity);
+  const std::size_t most = capacity + std::max(kCompactSlack, capacity / 2) + capacity;
+  if (queue_.capacity() < most) queue_.reserve(most + most / 4);
+  if (queue_.size() - queue_head_ > compact_threshold()) compact_queue();
+
+  // ---- invariants (release builds too) ----
+  if (size_ > config_.capacity) {
+    throw std::logic_error("GpuPool invariant: pool holds " + std::to_string(size_) +
+                           " entries, capacity " + std::to_string(config_.capacity));
+  }
+  for (const std::int64_t p : delta.added) {
+    if (stamp_[static_cast<std::size_t>(p)] != tick_) {
+      throw std::logic_error("GpuPool invariant: selected position " + std::to_string(p) +
+                             " is not resident after the access");
+    }
+  }
+  if (missed != nullptr) missed->assign(scratch_missed_.begin(), scratch_missed_.end());
+  return result;
+}
+
 void GpuPool::check_invariants() const {
   auto fail = [](const std::string& what) { throw std::logic_error("GpuPool invariant: " + what); };
   if (size_ > config_.capacity) {
@@ -505,8 +644,20 @@ void GpuPool::check_invariants() const {
       previous_tick = queue_[i].tick;
       ++live_entries;
     }
-    if (live_entries != size_) {
-      fail(std::to_string(live_entries) + " live queue entries, size " + std::to_string(size_));
+    // access_delta keeps the selected entries out of the queue.
+    std::int64_t selected = 0;
+    for (std::size_t w = 0; w < selected_bits_.size(); ++w) {
+      for (std::uint64_t bits = selected_bits_[w]; bits != 0; bits &= bits - 1) {
+        const std::size_t p = w * 64 + static_cast<std::size_t>(std::countr_zero(bits));
+        if (p >= stamp_.size() || stamp_[p] == 0) fail("selected position " + std::to_string(p) + " not pooled");
+        if (seen[p]) fail("selected position " + std::to_string(p) + " also queued");
+        ++selected;
+      }
+    }
+    if (selected != selected_count_) fail("selected count out of date");
+    if (live_entries + selected != size_) {
+      fail(std::to_string(live_entries) + " live queue entries and " + std::to_string(selected) +
+           " selected ones, size " + std::to_string(size_));
     }
   }
 }

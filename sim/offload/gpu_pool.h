@@ -13,6 +13,8 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/offload/access_model.h"
+
 namespace ess {
 
 // Which resident entry leaves the pool to make room for a fetched one.
@@ -79,6 +81,17 @@ class GpuPool {
   // misses == selected - hits.
   AccessResult access(const std::vector<std::int64_t>& selected, std::int64_t context, int step,
                       std::vector<std::int64_t>* missed = nullptr);
+
+  // The same access for an LRU pool without a pinned window, given as the change from the previous
+  // access (SelectionDelta, see access_model.h): removed entries must be selected now, added ones
+  // not, both ascending, and the count after the change must equal delta.selected. Hits, misses,
+  // runs, evictions, `missed` and residency are exactly those access() gives on the full
+  // selections, at O(change) instead of O(selected): an entry selected at consecutive accesses is
+  // not touched, and joins the eviction queue (stamped with the access that last selected it)
+  // only when a later access drops it. A pool takes access() or access_delta() calls, never both.
+  // Errors as access() (std::invalid_argument), plus another policy or a pinned window.
+  AccessResult access_delta(const SelectionDelta& delta, std::int64_t context, int step,
+                            std::vector<std::int64_t>* missed = nullptr);
 
   // Changes the capacity (e.g. a pool sized as a ratio of a growing context), >= 1. Shrinking
   // evicts by the policy until the pool fits; the evictions are returned.
@@ -163,6 +176,15 @@ class GpuPool {
   double heat_scale_ = 1.0;  // heat_decay^-(current step - heat_base_step_)
   int heat_base_step_ = 0;
   std::uint64_t heat_clock_ = 0;
+
+  // access_delta: the entries of the current selection (a bitmap over positions), how many, and
+  // the tick of the last access. They stay out of the eviction queue while selected.
+  enum class Mode { unused, full, delta };
+  void enter(Mode mode);
+  Mode mode_ = Mode::unused;
+  std::vector<std::uint64_t> selected_bits_;
+  std::int64_t selected_count_ = 0;
+  std::uint32_t last_access_tick_ = 0;
 
   std::uint32_t tick_ = 0;  // one per access; renumbered before it wraps
   std::uint32_t tick_limit_ = 0xFFFFFFFFU;

@@ -116,8 +116,14 @@ SyntheticAccess::Stream& SyntheticAccess::stream(int layer, int request) {
   return s;
 }
 
-void SyntheticAccess::select(int step, int layer, int request, std::int64_t context,
-                             std::vector<std::int64_t>& out) {
+namespace {
+
+std::uint64_t bit_of(std::int64_t p) { return std::uint64_t{1} << (static_cast<unsigned>(p) & 63U); }
+std::size_t word_of(std::int64_t p) { return static_cast<std::size_t>(p >> 6); }
+
+}  // namespace
+
+SyntheticAccess::Stream& SyntheticAccess::advance(int step, int layer, int request, std::int64_t context) {
   if (layer < 0 || layer >= params_.layers) {
     throw std::invalid_argument("SyntheticAccess: layer " + std::to_string(layer) +
                                 " outside [0, " + std::to_string(params_.layers) + ")");
@@ -130,6 +136,8 @@ void SyntheticAccess::select(int step, int layer, int request, std::int64_t cont
                                 " outside [0, 2^31)");
   }
   Stream& s = stream(layer, request);
+  previous_window_begin_ = s.started ? s.window_begin : 0;
+  previous_window_end_ = s.started ? s.window_end : 0;
   if (s.started && step <= s.last_step) {
     throw std::invalid_argument("SyntheticAccess: step " + std::to_string(step) +
                                 " after step " + std::to_string(s.last_step) + " for layer " +
@@ -143,40 +151,49 @@ void SyntheticAccess::select(int step, int layer, int request, std::int64_t cont
   const std::int64_t recent = std::min(params_.recent_window, n);
   const std::int64_t boundary = context - recent;  // non-recent positions are < boundary
   const std::int64_t m = n - recent;               // non-recent picks wanted
-  out.clear();
-  out.reserve(static_cast<std::size_t>(n));
+  const auto words = static_cast<std::size_t>((context + 63) / 64);
+  if (s.bits.size() < words) s.bits.resize(std::max(words, s.bits.size() + s.bits.size() / 8), 0);
+  if (now_bits_.size() < words) now_bits_.resize(std::max(words, now_bits_.size() + now_bits_.size() / 8), 0);
+  dropped_.clear();
+  drawn_.clear();
 
   if (m == boundary) {
     // Every non-recent position is needed (context <= top_k): nothing to draw.
-    s.picks.resize(static_cast<std::size_t>(m));
-    for (std::int64_t p = 0; p < m; ++p) s.picks[static_cast<std::size_t>(p)] = static_cast<std::int32_t>(p);
-  } else {
-    // Bitmaps over positions (a few KB, cache resident): picked at the previous step, chosen now.
-    const auto words = static_cast<std::size_t>((context + 63) / 64);
-    if (previous_bits_.size() < words) {
-      previous_bits_.resize(words);
-      chosen_bits_.resize(words);
+    std::int64_t next = 0;  // positions [0, m) not picked before are drawn
+    for (const std::int32_t p : s.picks) {
+      if (p >= m) {
+        dropped_.push_back(p);
+        continue;
+      }
+      for (; next < p; ++next) drawn_.push_back(static_cast<std::int32_t>(next));
+      next = p + 1;
     }
-    std::fill_n(previous_bits_.begin(), words, 0);
-    std::fill_n(chosen_bits_.begin(), words, 0);
-    auto bit = [](std::int64_t p) { return std::uint64_t{1} << (static_cast<unsigned>(p) & 63U); };
-    auto word = [](std::int64_t p) { return static_cast<std::size_t>(p >> 6); };
-
-    // 2. Keep each previous pick with probability retention[layer] (prefill_retention in warm-up).
+    for (; next < m; ++next) drawn_.push_back(static_cast<std::int32_t>(next));
+  } else {
+    // 2. Keep each previous pick with probability retention[layer] (prefill_retention in warm-up):
+    // one draw per pick, in position order. Picks at or past the boundary (only if the context
+    // shrank) are dropped without a draw.
     const double keep =
         step < 0 ? params_.prefill_retention : params_.retention[static_cast<std::size_t>(layer)];
     std::int64_t chosen = 0;
+    dropped_.resize(s.picks.size());
+    std::size_t dropped = 0;
     for (const std::int32_t p : s.picks) {
-      if (p >= boundary) continue;  // only if the context shrank
-      previous_bits_[word(p)] |= bit(p);
+      if (p >= boundary) {
+        dropped_[dropped++] = p;
+        continue;
+      }
       // Branch-free: the outcome is random, so a branch would mispredict often.
       const bool kept = (s.rng.uniform() < keep) & (chosen < m);
-      chosen_bits_[word(p)] |= bit(p) * static_cast<std::uint64_t>(kept);
+      dropped_[dropped] = p;
+      dropped += static_cast<std::size_t>(!kept);
       chosen += static_cast<std::int64_t>(kept);
     }
+    dropped_.resize(dropped);
 
     // 3. Long-range picks by inverse-CDF sampling of the power law over x = d + 1 in
-    // [recent + 1, context + 1), rejecting positions chosen now or picked at the previous step.
+    // [recent + 1, context + 1), rejecting positions picked at the previous call (s.bits, kept or
+    // dropped) or drawn now (now_bits_).
     const double alpha = params_.distance_exponent;
     const double a = static_cast<double>(recent + 1);
     const double b = static_cast<double>(context + 1);
@@ -186,8 +203,12 @@ void SyntheticAccess::select(int step, int layer, int request, std::int64_t cont
     const double pa = log_uniform ? 0.0 : std::pow(a, 1.0 - alpha);
     const double pb = log_uniform ? 0.0 : std::pow(b, 1.0 - alpha);
     const double inv = log_uniform ? 0.0 : 1.0 / (1.0 - alpha);
+    std::uint64_t* const previous = s.bits.data();
+    std::uint64_t* const now = now_bits_.data();
     // Enough attempts for any realistic density; past it, the scans below fill deterministically.
     std::int64_t attempts = 16 * (m - chosen) + 1024;
+    drawn_.resize(static_cast<std::size_t>(std::max<std::int64_t>(0, m - chosen)));
+    std::size_t drawn = 0;
     while (chosen < m && attempts-- > 0) {
       const double u = s.rng.uniform();
       double x = 0.0;
@@ -201,36 +222,118 @@ void SyntheticAccess::select(int step, int layer, int request, std::int64_t cont
       }
       const std::int64_t d = std::clamp(static_cast<std::int64_t>(x) - 1, recent, context - 1);
       const std::int64_t p = context - 1 - d;
-      // Branch-free rejection of positions chosen now or picked at the previous step.
-      const std::uint64_t taken = (previous_bits_[word(p)] | chosen_bits_[word(p)]) & bit(p);
-      chosen_bits_[word(p)] |= taken ^ bit(p);
+      // Branch-free rejection of positions drawn now or picked at the previous call.
+      const std::uint64_t taken = (previous[word_of(p)] | now[word_of(p)]) & bit_of(p);
+      now[word_of(p)] |= taken ^ bit_of(p);
+      drawn_[drawn] = static_cast<std::int32_t>(p);
+      drawn += static_cast<std::size_t>(taken == 0);
       chosen += static_cast<std::int64_t>(taken == 0);
     }
+    drawn_.resize(drawn);
     // Fallbacks for crowded contexts: the nearest free positions, then the nearest dropped ones.
     for (std::int64_t p = boundary - 1; chosen < m && p >= 0; --p) {
-      if (((previous_bits_[word(p)] | chosen_bits_[word(p)]) & bit(p)) == 0) {
-        chosen_bits_[word(p)] |= bit(p);
+      if (((previous[word_of(p)] | now[word_of(p)]) & bit_of(p)) == 0) {
+        now[word_of(p)] |= bit_of(p);
+        drawn_.push_back(static_cast<std::int32_t>(p));
         ++chosen;
       }
     }
-    for (std::int64_t p = boundary - 1; chosen < m && p >= 0; --p) {
-      if ((chosen_bits_[word(p)] & bit(p)) == 0) {
-        chosen_bits_[word(p)] |= bit(p);
+    if (chosen < m) {
+      // Every position below the boundary is picked before or drawn now: keep dropped picks
+      // again, nearest first (the dropped list is ascending, so from its end).
+      for (std::size_t i = dropped_.size(); chosen < m && i-- > 0;) {
+        if (dropped_[i] >= boundary) continue;
+        dropped_.erase(dropped_.begin() + static_cast<std::ptrdiff_t>(i));
         ++chosen;
       }
+      // Kept picks stay in s.bits and s.picks: nothing else to do for them.
     }
-
-    // Ascending positions straight from the bitmap: no sort.
-    s.picks.clear();
-    for (std::size_t w = 0; w < words; ++w) {
-      for (std::uint64_t bits = chosen_bits_[w]; bits != 0; bits &= bits - 1) {
-        s.picks.push_back(static_cast<std::int32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits))));
+    // Ascending drawn positions: a sort when few, a scan of the bitmap when many.
+    if (drawn_.size() * 16 < words) {
+      std::sort(drawn_.begin(), drawn_.end());
+      for (const std::int32_t p : drawn_) now[word_of(p)] = 0;
+    } else {
+      drawn_.clear();
+      for (std::size_t w = 0; w < words; ++w) {
+        for (std::uint64_t bits = now[w]; bits != 0; bits &= bits - 1) {
+          drawn_.push_back(static_cast<std::int32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits))));
+        }
+        now[w] = 0;
       }
     }
   }
 
+  // The new picks: the previous ones minus the dropped, merged with the drawn (both ascending).
+  for (const std::int32_t p : dropped_) s.bits[word_of(p)] &= ~bit_of(p);
+  for (const std::int32_t p : drawn_) s.bits[word_of(p)] |= bit_of(p);
+  merged_.clear();
+  merged_.reserve(s.picks.size() + drawn_.size());
+  std::size_t d = 0;
+  std::size_t a = 0;
+  for (const std::int32_t p : s.picks) {
+    if (d < dropped_.size() && dropped_[d] == p) {
+      ++d;
+      continue;
+    }
+    while (a < drawn_.size() && drawn_[a] < p) merged_.push_back(drawn_[a++]);
+    merged_.push_back(p);
+  }
+  while (a < drawn_.size()) merged_.push_back(drawn_[a++]);
+  s.picks.swap(merged_);
+  s.window_begin = boundary;
+  s.window_end = context;
+  return s;
+}
+
+void SyntheticAccess::select(int step, int layer, int request, std::int64_t context,
+                             std::vector<std::int64_t>& out) {
+  const Stream& s = advance(step, layer, request, context);
+  out.clear();
+  out.reserve(s.picks.size() + static_cast<std::size_t>(s.window_end - s.window_begin));
   for (const std::int32_t p : s.picks) out.push_back(p);
-  for (std::int64_t p = boundary; p < context; ++p) out.push_back(p);
+  for (std::int64_t p = s.window_begin; p < s.window_end; ++p) out.push_back(p);
+}
+
+void SyntheticAccess::select_delta(int step, int layer, int request, std::int64_t context, SelectionDelta& out) {
+  // The previous selection is P + Wp (picks, all below the previous window Wp = [pb, pc)); the new
+  // one is N + Wn with N = (P - dropped) + drawn, all below Wn = [b, c). A first call has empty P, Wp.
+  const Stream& s = advance(step, layer, request, context);
+  const std::int64_t pb = previous_window_begin_;
+  const std::int64_t pc = previous_window_end_;
+  const std::int64_t b = s.window_begin;
+  const std::int64_t c = s.window_end;
+  const auto in = [](std::int64_t x, std::int64_t lo, std::int64_t hi) { return x >= lo && x < hi; };
+  const auto drawn = [this](std::int64_t x) {
+    return std::binary_search(drawn_.begin(), drawn_.end(), static_cast<std::int32_t>(x));
+  };
+  const auto dropped = [this](std::int64_t x) {
+    return std::binary_search(dropped_.begin(), dropped_.end(), static_cast<std::int32_t>(x));
+  };
+  out.selected = static_cast<std::int64_t>(s.picks.size()) + (c - b);
+  // removed: dropped picks not in Wn (all below pb), then Wp positions in neither Wn nor drawn.
+  out.removed.clear();
+  for (const std::int32_t p : dropped_) {
+    if (!in(p, b, c)) out.removed.push_back(p);
+  }
+  for (std::int64_t p = pb; p < pc; ++p) {
+    if (in(p, b, c)) {
+      p = c - 1;  // skip the overlap of the two windows
+      continue;
+    }
+    if (!drawn(p)) out.removed.push_back(p);
+  }
+  // added: drawn picks not in Wp (all below b), then Wn positions in neither Wp nor P.
+  out.added.clear();
+  for (const std::int32_t p : drawn_) {
+    if (!in(p, pb, pc)) out.added.push_back(p);
+  }
+  for (std::int64_t p = b; p < c; ++p) {
+    if (in(p, pb, pc)) {
+      p = pc - 1;
+      continue;
+    }
+    if (!dropped(p)) out.added.push_back(p);  // P's positions at or past b are all dropped
+  }
 }
 
 }  // namespace ess

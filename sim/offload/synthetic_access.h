@@ -77,9 +77,13 @@ class SyntheticAccess final : public AccessModel {
   explicit SyntheticAccess(SyntheticAccessParams params);
 
   // See AccessModel::select. Steps need not be consecutive; "the previous step" is the previous
-  // call for the same (layer, request). Not thread-safe (one scratch array is shared).
+  // call for the same (layer, request). Not thread-safe (scratch arrays are shared).
   void select(int step, int layer, int request, std::int64_t context,
               std::vector<std::int64_t>& out) override;
+  // See AccessModel::select_delta: the same draws as select; per call one uniform per previous
+  // pick and O(change) random accesses, against O(context / 64 + top_k) for select.
+  [[nodiscard]] bool has_delta() const override { return true; }
+  void select_delta(int step, int layer, int request, std::int64_t context, SelectionDelta& out) override;
 
   [[nodiscard]] const SyntheticAccessParams& params() const { return params_; }
   // The retention in use (given or generated), one per layer.
@@ -90,17 +94,28 @@ class SyntheticAccess final : public AccessModel {
     Rng rng{0};
     bool started = false;
     int last_step = 0;
-    std::vector<std::int32_t> picks;  // non-recent picks of the previous step, ascending
+    std::vector<std::int32_t> picks;  // non-recent picks of the previous call, ascending
+    std::vector<std::uint64_t> bits;  // the same as a bitmap over positions
+    std::int64_t window_begin = 0;    // the previous call's recent window [begin, end)
+    std::int64_t window_end = 0;
   };
 
   Stream& stream(int layer, int request);
+  // One call's draws: checks the call, updates the stream (picks, bits, window) and leaves in
+  // dropped_ the previous picks not kept and in drawn_ the new picks, both ascending.
+  Stream& advance(int step, int layer, int request, std::int64_t context);
 
   SyntheticAccessParams params_;
   Rng root_;
   std::vector<std::vector<Stream>> streams_;  // [layer][request], grown on demand
-  // Scratch bitmaps over positions, shared by all streams: picked at the previous step, chosen now.
-  std::vector<std::uint64_t> previous_bits_;
-  std::vector<std::uint64_t> chosen_bits_;
+  // Scratch shared by all streams: positions drawn by the current call (all zero between calls),
+  // its dropped and drawn picks, and a merge buffer.
+  std::vector<std::uint64_t> now_bits_;
+  std::vector<std::int32_t> dropped_;
+  std::vector<std::int32_t> drawn_;
+  std::vector<std::int32_t> merged_;
+  std::int64_t previous_window_begin_ = 0;  // the window of the stream's call before the last
+  std::int64_t previous_window_end_ = 0;
 };
 
 }  // namespace ess

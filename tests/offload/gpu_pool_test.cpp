@@ -449,3 +449,100 @@ TEST_CASE("a pool's arrays grow with the context") {
   CHECK_FALSE(pool.in_pool(1 << 20));
   pool.check_invariants();
 }
+
+// ---- access_delta: the same pool fed the change between consecutive selections ------------------
+
+namespace {
+
+// The change from `before` to `after` (both ascending).
+ess::SelectionDelta diff(const Positions& before, const Positions& after) {
+  ess::SelectionDelta d;
+  std::set_difference(before.begin(), before.end(), after.begin(), after.end(), std::back_inserter(d.removed));
+  std::set_difference(after.begin(), after.end(), before.begin(), before.end(), std::back_inserter(d.added));
+  d.selected = static_cast<std::int64_t>(after.size());
+  return d;
+}
+
+// A selection of `k` of [0, context) that keeps each of `previous` with probability `keep`.
+Positions next_selection(ess::Rng& rng, const Positions& previous, std::int64_t k, std::int64_t context, double keep) {
+  std::set<std::int64_t> chosen;
+  for (const auto p : previous) {
+    if (p < context && static_cast<std::int64_t>(chosen.size()) < k && rng.uniform() < keep) chosen.insert(p);
+  }
+  while (static_cast<std::int64_t>(chosen.size()) < std::min(k, context)) {
+    // Skewed to recent positions, as the indexer's selections are.
+    const double u = rng.uniform();
+    chosen.insert(context - 1 - static_cast<std::int64_t>(u * u * static_cast<double>(context)));
+  }
+  return {chosen.begin(), chosen.end()};
+}
+
+}  // namespace
+
+TEST_CASE("access_delta gives exactly what access gives on the full selections", "[pool][delta]") {
+  for (const double keep : {0.0, 0.3, 0.9, 0.99}) {
+    for (const std::int64_t capacity : {64, 100, 400}) {
+      ess::Rng rng(static_cast<std::uint64_t>(capacity * 1000 + static_cast<std::int64_t>(keep * 100)));
+      GpuPool full(config(capacity, EvictionPolicy::lru));
+      GpuPool by_delta(config(capacity, EvictionPolicy::lru));
+      Positions previous;
+      std::int64_t context = 200;
+      for (int step = -5; step < 60; ++step) {
+        context += static_cast<std::int64_t>(rng.below(3));
+        const Positions selected = next_selection(rng, previous, 64, context, keep);
+        if (step == 20) {  // a capacity change between accesses: both pools shrink alike
+          CHECK(full.set_capacity(capacity - 1 > 64 ? capacity - 1 : 64) ==
+                by_delta.set_capacity(capacity - 1 > 64 ? capacity - 1 : 64));
+        }
+        Positions missed_full;
+        Positions missed_delta;
+        const AccessResult a = full.access(selected, context, step, &missed_full);
+        const AccessResult b = by_delta.access_delta(diff(previous, selected), context, step, &missed_delta);
+        INFO("keep " << keep << ", capacity " << capacity << ", step " << step);
+        REQUIRE(a.hits == b.hits);
+        REQUIRE(a.misses == b.misses);
+        REQUIRE(a.runs == b.runs);
+        REQUIRE(a.evictions == b.evictions);
+        REQUIRE(missed_full == missed_delta);
+        REQUIRE(full.size() == by_delta.size());
+        for (std::int64_t p = 0; p < context; ++p) REQUIRE(full.in_pool(p) == by_delta.in_pool(p));
+        by_delta.check_invariants();
+        previous = selected;
+      }
+    }
+  }
+}
+
+TEST_CASE("access_delta survives a tick renumbering with the same results", "[pool][delta]") {
+  ess::Rng rng(7);
+  GpuPool full(config(80, EvictionPolicy::lru));
+  GpuPool by_delta(config(80, EvictionPolicy::lru));
+  GpuPoolTestPeer::set_tick_limit(by_delta, 5);  // renumbers every few accesses
+  Positions previous;
+  for (int step = 0; step < 40; ++step) {
+    const Positions selected = next_selection(rng, previous, 32, 300, 0.7);
+    const AccessResult a = full.access(selected, 300, step);
+    const AccessResult b = by_delta.access_delta(diff(previous, selected), 300, step);
+    REQUIRE(a.misses == b.misses);
+    REQUIRE(a.evictions == b.evictions);
+    by_delta.check_invariants();
+    previous = selected;
+  }
+}
+
+TEST_CASE("access_delta rejects a change that does not fit the previous selection", "[pool][delta]") {
+  GpuPool pool(config(10, EvictionPolicy::lru));
+  ess::SelectionDelta first{{}, {1, 2, 3}, 3};
+  (void)pool.access_delta(first, 100, 0);
+  CHECK_THROWS_WITH(pool.access_delta({{5}, {}, 2}, 100, 1), Catch::Contains("was not selected"));
+  CHECK_THROWS_WITH(pool.access_delta({{}, {2}, 4}, 100, 1), Catch::Contains("was already selected"));
+  CHECK_THROWS_WITH(pool.access_delta({{}, {7, 6}, 5}, 100, 1), Catch::Contains("not strictly ascending"));
+  CHECK_THROWS_WITH(pool.access_delta({{}, {7}, 5}, 100, 1), Catch::Contains("the delta says 5"));
+  CHECK_THROWS_WITH(pool.access_delta({{}, {100}, 4}, 100, 1), Catch::Contains("outside [0, 100)"));
+  CHECK_THROWS_WITH(pool.access_delta({{}, {4, 5, 6, 7, 8, 9, 10, 11}, 11}, 100, 1), Catch::Contains("exceed"));
+  CHECK_THROWS_AS(pool.access({1, 2}, 100, 1), std::logic_error);  // no mixing of the two kinds
+  GpuPool fifo(config(10, EvictionPolicy::fifo));
+  CHECK_THROWS_WITH(fifo.access_delta(first, 100, 0), Catch::Contains("only for an lru pool"));
+  GpuPool pinned(config(10, EvictionPolicy::lru, 4));
+  CHECK_THROWS_WITH(pinned.access_delta(first, 100, 0), Catch::Contains("pinned"));
+}
