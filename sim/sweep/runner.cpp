@@ -282,6 +282,30 @@ SweepRunSummary run_sweep(const SweepSpec& spec, const SweepRunOptions& o) {
   return summary;
 }
 
+PointOutcome run_scenario_child(const std::string& executable, const std::string& scenario,
+                                const std::vector<std::string>& sets, std::int64_t steps,
+                                const std::filesystem::path& cwd, const std::filesystem::path& work_dir) {
+  ensure_directory(work_dir);
+  std::vector<std::string> args = {"run", scenario};
+  for (const auto& set : sets) {
+    args.push_back("--set");
+    args.push_back(set);
+  }
+  if (steps > 0) args.insert(args.end(), {"--steps", std::to_string(steps)});
+  args.push_back("--json");
+  const auto out_file = work_dir / ("probe-" + std::to_string(::getpid()) + ".out");
+  const auto err_file = work_dir / ("probe-" + std::to_string(::getpid()) + ".err");
+  const pid_t pid = spawn(executable, args, cwd, out_file, err_file);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) throw OutputError(work_dir, std::string("waiting for a probe: ") + std::strerror(errno));
+  }
+  const std::string out = read_and_remove(out_file);
+  const std::string err = read_and_remove(err_file);
+  return classify_run(WIFEXITED(status) ? WEXITSTATUS(status) : -1, WIFSIGNALED(status) ? WTERMSIG(status) : 0, out,
+                      err);
+}
+
 std::size_t merge_sweeps(const std::vector<std::filesystem::path>& dirs, const std::filesystem::path& out_dir,
                          bool allow_missing) {
   if (dirs.empty()) throw ConfigError("sweep-merge", "", "expected at least one sweep directory");

@@ -4,11 +4,13 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "sim/sweep/ledger.h"
 #include "sim/sweep/spec.h"
 
 namespace ess {
@@ -38,6 +40,13 @@ struct SweepRunSummary {
 // end) and results.csv. Refuses a directory holding another spec's sweep (or, without --resume,
 // any ledger). Throws ConfigError (bad input) or OutputError.
 SweepRunSummary run_sweep(const SweepSpec& spec, const SweepRunOptions& options);
+
+// Runs one `executable run SCENARIO --set ... [--steps N] --json` child to completion in `cwd` (its
+// output through files in `work_dir`, removed afterwards) and classifies it; steps 0 keeps the
+// scenario's. For searches, which run points one after another. Throws OutputError.
+[[nodiscard]] PointOutcome run_scenario_child(const std::string& executable, const std::string& scenario,
+                                              const std::vector<std::string>& sets, std::int64_t steps,
+                                              const std::filesystem::path& cwd, const std::filesystem::path& work_dir);
 
 // Joins the ledgers of `dirs` (same spec hash required) into out_dir: spec.json, results.jsonl
 // sorted by point, results.csv, the files the unsharded run writes. A point in several ledgers

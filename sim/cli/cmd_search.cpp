@@ -1,0 +1,288 @@
+// `ess-sim search max-batch|min-gpus|fit SCENARIO ...`: capacity-planning searches, each probe a
+// real simulation; `ess-sim pareto DIR`: the ranked throughput-latency front of a sweep.
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/cli/commands.h"
+#include "sim/config/config_error.h"
+#include "sim/config/quantity.h"
+#include "sim/sweep/ledger.h"
+#include "sim/sweep/search.h"
+
+namespace ess {
+
+namespace {
+
+std::string fixed(double v, int digits) {
+  char text[48];
+  std::snprintf(text, sizeof text, "%.*f", digits, v);
+  return text;
+}
+
+double parse_positive(const std::string& text, Dimension d, const std::string& option) {
+  if (d == Dimension::seconds) {
+    const ParsedQuantity q = parse_quantity(text, d);
+    if (!q.value || !(*q.value > 0) || !std::isfinite(*q.value)) {
+      throw ConfigError(option + " " + text, "", "expected a positive duration such as 500ms (" +
+                                                     (q.error.empty() ? std::string("must be > 0") : q.error) + ")");
+    }
+    return *q.value;
+  }
+  std::size_t used = 0;
+  double v = 0.0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || !(v > 0) || !std::isfinite(v)) {
+    throw ConfigError(option + " " + text, "", "expected a positive number of tokens per second, e.g. 50000");
+  }
+  return v;
+}
+
+// Where probes write their output: a private folder under the system's temporary directory.
+std::filesystem::path probe_dir() {
+  return std::filesystem::temp_directory_path() / ("ess-sim-search-" + std::to_string(::getpid()));
+}
+
+void print_result(std::ostream& out, const SearchResult& r, const std::string& unit) {
+  out << r.question << ": ";
+  if (!r.found) {
+    out << "none (" << r.message << ")\n";
+  } else {
+    out << r.answer << " " << unit << " (limited by the " << r.bound << "; " << r.message << ")\n";
+    const auto& s = r.answer_summary;
+    if (s.is_object()) {
+      const auto get = [&](const char* a, const char* b = nullptr) {
+        const auto& v = b == nullptr ? s.value(a, nlohmann::ordered_json()) : s.value(a, nlohmann::ordered_json()).value(b, nlohmann::ordered_json());
+        return v.is_number() ? v.get<double>() : std::nan("");
+      };
+      out << "  at it: batch " << static_cast<long long>(get("batch_per_gpu")) << " per GPU on "
+          << static_cast<long long>(get("gpus")) << " GPUs, step time mean " << fixed(get("step_time_s", "mean") * 1e3, 2)
+          << " ms, P99 " << fixed(get("step_time_s", "p99") * 1e3, 2) << " ms, TPOT "
+          << fixed(1e3 / get("otps_per_request"), 2) << " ms, " << fixed(get("tokens_per_s_per_gpu"), 0)
+          << " tokens/s per GPU, " << fixed(get("tokens_per_s_total"), 0) << " in total\n";
+    }
+    std::string sets;
+    for (const auto& set : r.answer_sets) sets += " --set " + set;
+    out << "  run it:" << (sets.empty() ? " (the scenario as given)" : sets) << "\n";
+  }
+  out << "  " << r.probes.size() << " simulations\n";
+}
+
+nlohmann::ordered_json result_json(const SearchResult& r) {
+  nlohmann::ordered_json j;
+  j["question"] = r.question;
+  j["found"] = r.found;
+  j["answer"] = r.found ? nlohmann::ordered_json(r.answer) : nlohmann::ordered_json();
+  j["bound"] = r.bound;
+  j["message"] = r.message;
+  j["answer_sets"] = r.answer_sets;
+  j["answer_summary"] = r.answer_summary;
+  j["probes"] = nlohmann::ordered_json::array();
+  for (const auto& p : r.probes) {
+    j["probes"].push_back({{"sets", p.sets},
+                           {"status", p.outcome.status},
+                           {"reason_code", p.outcome.reason_code},
+                           {"value", std::isfinite(p.value) ? nlohmann::ordered_json(p.value) : nlohmann::ordered_json()},
+                           {"meets", p.meets}});
+  }
+  return j;
+}
+
+struct Common {
+  std::string scenario;
+  std::vector<std::string> sets;
+  std::int64_t steps = 0;
+  bool json = false;
+  std::string executable = "/proc/self/exe";
+};
+
+void add_common(CLI::App* cmd, Common& c, bool simulates) {
+  cmd->add_option("SCENARIO", c.scenario, "Scenario JSON file")->required();
+  cmd->add_option("--set", c.sets, "Override a field of every probe: dotted.path=value (repeatable)");
+  if (simulates) {
+    cmd->add_option("--steps", c.steps, "Decode steps per probe (default: workload.decode_steps)")
+        ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000}));
+    cmd->add_option("--executable", c.executable, "")->group("");
+  }
+  cmd->add_flag("--json", c.json, "Print a JSON object instead of the text");
+}
+
+SearchContext context_of(const Common& c, bool quiet) {
+  SearchContext ctx;
+  ctx.executable = c.executable;
+  ctx.scenario = c.scenario;
+  ctx.sets = c.sets;
+  ctx.steps = c.steps;
+  ctx.work_dir = probe_dir();
+  ctx.progress = quiet ? nullptr : &std::cerr;
+  return ctx;
+}
+
+void remove_probe_dir() {
+  std::error_code ec;
+  std::filesystem::remove_all(probe_dir(), ec);
+}
+
+}  // namespace
+
+void add_search_command(CLI::App& app, CommandAction& action) {
+  auto* search = app.add_subcommand("search", "Capacity-planning searches by bisection over the simulator: the "
+                                              "largest batch under a latency target, the fewest GPUs for a "
+                                              "throughput, what would make a scenario fit");
+  search->require_subcommand(1);
+
+  struct BatchOptions : Common {
+    std::string p99;
+    std::string tpot;
+  };
+  auto b = std::make_shared<BatchOptions>();
+  auto* batch = search->add_subcommand("max-batch", "Largest batch per GPU whose P99 step time (or TPOT) meets a "
+                                                    "target; bisection between 1 and the largest batch that fits");
+  add_common(batch, *b, true);
+  auto* p99 = batch->add_option("--p99", b->p99, "Target P99 step time, e.g. 500ms");
+  auto* tpot = batch->add_option("--tpot", b->tpot, "Target time per output token of a request, e.g. 50ms");
+  p99->excludes(tpot);
+  batch->callback([b, &action] {
+    action = [b](std::ostream& out) {
+      if (b->p99.empty() == b->tpot.empty()) {
+        throw ConfigError("search max-batch", "", "give exactly one target: --p99 DURATION or --tpot DURATION");
+      }
+      const bool by_p99 = !b->p99.empty();
+      const double target = parse_positive(by_p99 ? b->p99 : b->tpot, Dimension::seconds, by_p99 ? "--p99" : "--tpot");
+      const SearchResult r = search_max_batch(context_of(*b, b->json),
+                                              by_p99 ? LatencyTarget::p99_step_time : LatencyTarget::tpot, target);
+      remove_probe_dir();
+      if (b->json) {
+        out << result_json(r).dump(2) << "\n";
+      } else {
+        print_result(out, r, "requests per GPU");
+      }
+      return r.found ? 0 : 1;
+    };
+  });
+
+  struct GpuOptions : Common {
+    std::string throughput;
+    int max_nodes = 64;
+  };
+  auto g = std::make_shared<GpuOptions>();
+  auto* gpus = search->add_subcommand("min-gpus", "Fewest GPUs (whole nodes, layout scaled with them) whose total "
+                                                  "throughput reaches a target");
+  add_common(gpus, *g, true);
+  gpus->add_option("--throughput", g->throughput, "Target total decode throughput, tokens/s")->required();
+  gpus->add_option("--max-nodes", g->max_nodes, "Most nodes to consider (default 64)")->check(CLI::Range(1, 4096));
+  gpus->callback([g, &action] {
+    action = [g](std::ostream& out) {
+      const double target = parse_positive(g->throughput, Dimension::bytes, "--throughput");
+      const SearchResult r = search_min_gpus(context_of(*g, g->json), target, g->max_nodes);
+      remove_probe_dir();
+      if (g->json) {
+        out << result_json(r).dump(2) << "\n";
+      } else {
+        print_result(out, r, "GPUs");
+      }
+      return r.found ? 0 : 1;
+    };
+  });
+
+  struct FitOptions : Common {
+    int max_nodes = 64;
+  };
+  auto f = std::make_shared<FitOptions>();
+  auto* fit = search->add_subcommand("fit", "Whether a scenario fits in GPU memory and, if not, what would: the "
+                                            "largest batch, pool ratio, offload, the smallest EP or TP degree");
+  add_common(fit, *f, false);
+  fit->add_option("--max-nodes", f->max_nodes, "Most nodes to consider for expert parallelism (default 64)")
+      ->check(CLI::Range(1, 4096));
+  fit->callback([f, &action] {
+    action = [f](std::ostream& out) {
+      const FitAdvice a = fit_advice(f->scenario, f->sets, f->max_nodes);
+      if (f->json) {
+        nlohmann::ordered_json j;
+        j["fits"] = a.fits;
+        j["batch_per_gpu"] = a.fits ? nlohmann::ordered_json(a.batch_per_gpu) : nlohmann::ordered_json();
+        j["budget"] = a.budget;
+        j["suggestions"] = nlohmann::ordered_json::array();
+        for (const auto& s : a.suggestions) j["suggestions"].push_back({{"what", s.what}, {"sets", s.sets}});
+        out << j.dump(2) << "\n";
+      } else if (a.fits) {
+        out << f->scenario << " fits: batch " << a.batch_per_gpu << " per GPU\n";
+      } else {
+        out << f->scenario << " does not fit:\n" << a.budget << "\n";
+        if (a.suggestions.empty()) out << "Nothing tried fits (batch, pool ratio, offload, EP/TP degree).\n";
+        if (!a.suggestions.empty()) out << "What would fit, each on its own:\n";
+        for (const auto& s : a.suggestions) {
+          std::string sets;
+          for (const auto& set : s.sets) sets += " --set " + set;
+          out << "  - " << s.what << ":" << sets << "\n";
+        }
+      }
+      return a.fits ? 0 : 1;
+    };
+  });
+
+  struct ParetoOptions {
+    std::string dir;
+    std::size_t top = 10;
+    bool json = false;
+  };
+  auto p = std::make_shared<ParetoOptions>();
+  auto* pareto = app.add_subcommand("pareto", "The Pareto front of a sweep (tokens/s per GPU against TPOT), ranked "
+                                              "by throughput");
+  pareto->add_option("DIR", p->dir, "Sweep output directory (ess-sim sweep -o DIR)")->required();
+  pareto->add_option("--top", p->top, "Rows to print (default 10; 0: the whole front)");
+  pareto->add_flag("--json", p->json, "Print a JSON object instead of the table");
+  pareto->callback([p, &action] {
+    action = [p](std::ostream& out) {
+      const auto path = std::filesystem::path(p->dir) / kLedgerName;
+      if (!std::filesystem::exists(path)) {
+        throw ConfigError(path.string(), "", "no sweep ledger here (run ess-sim sweep SPEC -o " + p->dir + " first)");
+      }
+      const LedgerContent ledger = read_ledger(path);
+      const ParetoTable t = pareto_table(ledger.records, p->top, path.string());
+      if (p->json) {
+        nlohmann::ordered_json j;
+        j["ok_points"] = t.ok_points;
+        j["front_points"] = t.front_points;
+        j["rows"] = nlohmann::ordered_json::array();
+        for (const auto& row : t.rows) {
+          j["rows"].push_back({{"point", row.point},
+                               {"tokens_per_s_per_gpu", row.tokens_per_s_per_gpu},
+                               {"tpot_s", row.tpot_s},
+                               {"axes", row.record.value("axes", nlohmann::ordered_json::object())}});
+        }
+        out << j.dump(2) << "\n";
+        return 0;
+      }
+      out << "Pareto front of " << p->dir << ": " << t.front_points << " of " << t.ok_points
+          << " ok points (no other point has both more tokens/s per GPU and a lower TPOT)\n";
+      out << "  rank  point  tokens/s/GPU  TPOT ms  batch  axes\n";
+      std::size_t rank = 0;
+      for (const auto& row : t.rows) {
+        std::string axes;
+        const nlohmann::ordered_json point_axes = row.record.value("axes", nlohmann::ordered_json::object());
+        for (const auto& [path_text, value] : point_axes.items()) {
+          axes += (axes.empty() ? "" : "  ") + path_text + "=" + value.dump();
+        }
+        const nlohmann::ordered_json requests = row.record.value("batch_per_gpu", nlohmann::ordered_json());
+        char line[160];
+        std::snprintf(line, sizeof line, "  %4zu  %5zu  %12.1f  %7.2f  %5s  ", ++rank, row.point,
+                      row.tokens_per_s_per_gpu, row.tpot_s * 1e3, requests.is_number() ? requests.dump().c_str() : "-");
+        out << line << axes << "\n";
+      }
+      return 0;
+    };
+  });
+}
+
+}  // namespace ess
