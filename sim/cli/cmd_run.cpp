@@ -25,6 +25,7 @@ void add_run_command(CLI::App& app, CommandAction& action) {
     int trace_steps = 1;
     bool json = false;
     bool allow_large = false;
+    std::string access_store;
   };
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("run", "Simulate decode steps of a scenario: step time, throughput, memory, where the "
@@ -38,14 +39,17 @@ void add_run_command(CLI::App& app, CommandAction& action) {
   cmd->add_option("--set", o->sets, "Override a field: dotted.path=value (repeatable)");
   cmd->add_flag("--json", o->json, "Print results.json to stdout instead of the summary table");
   add_allow_large_flag(*cmd, o->allow_large);
+  // Sweeps share cache-simulation results between their points (sim/engine/access_store.h).
+  cmd->add_option("--access-store", o->access_store, "")->group("");
   cmd->callback([o, &action] {
     action = [o](std::ostream& out) {
       std::vector<Override> overrides;
       for (const auto& s : o->sets) overrides.push_back(parse_override(s));
       const Scenario scenario = load_scenario(o->file, overrides);
       // Without -o nothing is written, so no trace is recorded.
-      Simulation sim(scenario, SimulationOptions{o->steps, o->out_dir.empty() ? 0 : o->trace_steps,
-                                                 resource_limits(o->allow_large)});
+      SimulationOptions options{o->steps, o->out_dir.empty() ? 0 : o->trace_steps, resource_limits(o->allow_large)};
+      options.access_store = o->access_store;
+      Simulation sim(scenario, options);
       RunResult result = sim.run();
       const auto results = results_json(scenario, result, ESS_SIM_VERSION, sha256_hex(format_resolved(scenario.resolved)));
       const std::string results_text = results.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";

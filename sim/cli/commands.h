@@ -27,5 +27,9 @@ void add_calibrate_command(CLI::App& app, CommandAction& action);
 void add_validate_command(CLI::App& app, CommandAction& action);
 // `sweep` and `sweep-merge` (cmd_sweep.cpp).
 void add_sweep_command(CLI::App& app, CommandAction& action);
+// `plot` (cmd_plot.cpp): charts of a sweep directory with gnuplot.
+void add_plot_command(CLI::App& app, CommandAction& action);
+// `search` and `pareto` (cmd_search.cpp): bisection searches over the simulator, ranked fronts.
+void add_search_command(CLI::App& app, CommandAction& action);
 
 }  // namespace ess

@@ -9,7 +9,9 @@
 #include <map>
 #include <memory>
 #include <stdexcept>
+#include <sys/stat.h>
 
+#include <nlohmann/json.hpp>
 #include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Barrier.hpp>
 #include <simgrid/s4u/Comm.hpp>
@@ -18,6 +20,7 @@
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Semaphore.hpp>
 
+#include "sim/engine/access_store.h"
 #include "sim/engine/platform.h"
 #include "sim/engine/step_plans.h"
 #include "sim/graph/decode_step.h"
@@ -496,6 +499,24 @@ void gpu_main(RunState& st, int gpu) {
   ++st.finished_gpus;
 }
 
+// Every input of the cache simulation (see access_store.h), and the binary that computes it (its
+// size and modification time: a rebuilt binary never reads another's results).
+std::string access_store_key(const CacheSimConfig& c, const SyntheticAccessParams& p, const DecodeStepBuilder& builder,
+                             std::int64_t steps) {
+  nlohmann::json k;
+  struct stat self{};
+  if (::stat("/proc/self/exe", &self) == 0) {
+    k["binary"] = {static_cast<long long>(self.st_size), static_cast<long long>(self.st_mtime)};
+  }
+  k["pools"] = {c.layers, c.top_k, c.sampled_requests, c.warmup_windows, c.capacity_ratio, c.capacity_entries,
+                c.pinned_recent, to_string(c.policy), c.heat_decay};
+  k["synthetic"] = {p.layers, p.top_k, p.recent_window, p.distance_exponent, p.seed, p.retention, p.prefill_retention};
+  std::vector<std::int64_t> contexts;
+  for (int step = 0; step < steps; ++step) contexts.push_back(builder.context_at(step));
+  k["contexts"] = contexts;
+  return k.dump();
+}
+
 }  // namespace
 
 std::uint64_t synthetic_access_seed(std::uint64_t scenario_seed) {
@@ -542,6 +563,9 @@ RunResult Simulation::run() {
   std::unique_ptr<CacheSimulator> cache_sim;
   std::unique_ptr<AccessPipeline> pipeline;
   PlanCache::AccessSource access;
+  std::string store_key;                 // the access store's key ("" when not used)
+  std::optional<AccessSteps> stored;     // read from the store
+  AccessSteps computed;                  // to write to it
   if (result.offload) {
     const auto& c = scenario_.cache;
     const std::int64_t top_k = scenario_.model.indexer->top_k;
@@ -564,9 +588,23 @@ RunResult Simulation::run() {
     cc.pinned_recent = c.pinned_recent;
     cc.policy = parse_eviction_policy(c.eviction);
     cc.heat_decay = c.heat_decay;
-    cache_sim = std::make_unique<CacheSimulator>(cc, *access_model);
-    pipeline = std::make_unique<AccessPipeline>(*cache_sim, builder, result.steps);
-    access = [&pipeline](int step, std::int64_t) { return pipeline->next(step); };
+    if (!options_.access_store.empty() && c.access.model != "replay") {
+      const auto& synthetic = static_cast<const SyntheticAccess&>(*access_model);
+      store_key = access_store_key(cc, synthetic.params(), builder, result.steps);
+      stored = load_access_steps(options_.access_store, store_key, static_cast<std::size_t>(result.steps),
+                                 static_cast<std::size_t>(builder.layer_count()));
+    }
+    if (stored) {
+      access = [&stored](int step, std::int64_t) { return (*stored)[static_cast<std::size_t>(step)]; };
+    } else {
+      cache_sim = std::make_unique<CacheSimulator>(cc, *access_model);
+      pipeline = std::make_unique<AccessPipeline>(*cache_sim, builder, result.steps);
+      access = [&pipeline, &computed, &store_key](int step, std::int64_t) {
+        auto layers = pipeline->next(step);
+        if (!store_key.empty()) computed.push_back(layers);
+        return layers;
+      };
+    }
   }
   PlanCache plans(builder, scenario_.seed, result.gpus, access);
   RunState st;
@@ -632,6 +670,10 @@ RunResult Simulation::run() {
                            std::to_string(st.finished_gpus) + " of " + std::to_string(result.gpus) +
                            " did): SimGrid found no activity left to run");
   }
+  if (!store_key.empty() && !stored && computed.size() == static_cast<std::size_t>(result.steps)) {
+    store_access_steps(options_.access_store, store_key, computed);
+  }
+  result.access_store = store_key.empty() ? "" : (stored ? "read" : "written");
 
   for (std::size_t s = 0; s < result.gpu_steps.size(); ++s) {
     double end = 0.0;

@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,9 @@ struct SimulationOptions {
   std::int64_t steps = 0;  // 0: the scenario's workload.decode_steps
   int trace_steps = 2;     // steps recorded in the Chrome trace (0: none)
   ResourceLimits limits;   // runs estimated above them are refused (ResourceError) before they start
+  // Offload with the synthetic access model: where cache-simulation results are shared between
+  // runs (sim/engine/access_store.h); empty: none, the cache simulation always runs.
+  std::filesystem::path access_store;
 };
 
 // What one GPU did in one step. `busy` is time in each operator category; `wait` is time spent
@@ -68,6 +72,9 @@ struct LayerTimes {
 };
 
 struct RunResult {
+  // "read" or "written" when SimulationOptions::access_store was used, else empty. Not in
+  // results.json: a run fed from the store writes the same file as one that computed it.
+  std::string access_store;
   std::int64_t batch_per_gpu = 0;
   int gpus = 0;
   std::int64_t steps = 0;

@@ -200,6 +200,8 @@ SweepRunSummary run_sweep(const SweepSpec& spec, const SweepRunOptions& o) {
     if (!kept.contains(p->index)) todo.push_back(p);
   }
   const auto work = o.out_dir / ".points";
+  // Cache-simulation results shared by the points (absolute: the points run in the spec's folder).
+  const auto store = std::filesystem::absolute(o.out_dir) / ".access-store";
   if (!todo.empty()) ensure_directory(work);
   LedgerAppender appender(ledger_path);
   Progress progress(o, todo.size());
@@ -230,7 +232,7 @@ SweepRunSummary run_sweep(const SweepSpec& spec, const SweepRunOptions& o) {
         args.push_back("--set");
         args.push_back(s);
       }
-      args.insert(args.end(), {"--steps", std::to_string(spec.steps), "--json"});
+      args.insert(args.end(), {"--steps", std::to_string(spec.steps), "--json", "--access-store", store.string()});
       Running r{p, sha, t0, work / ("point-" + std::to_string(p.index) + ".out"),
                 work / ("point-" + std::to_string(p.index) + ".err")};
       const pid_t pid = spawn(o.executable, args, spec.base_dir, r.out_file, r.err_file);
