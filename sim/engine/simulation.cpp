@@ -99,6 +99,22 @@ struct RunState {
   std::vector<std::array<CommEngine, 2>> comm_engines;
   std::vector<TraceTrack> collective_track_mb1;  // micro-batch 1's collectives
 
+  // Per GPU: compute time run ahead of SimGrid's clock (see run_compute), and the transfers in
+  // flight on its transfer engines (while any is, a gather may hold SMs and compute runs in SimGrid).
+  struct GpuClock {
+    double pending = 0.0;
+    int in_flight = 0;
+  };
+  std::vector<GpuClock> clocks;
+  // All-to-all port flows alone on their links (one collective at a time per GPU): timed
+  // analytically as SimGrid would, latency + bytes / bandwidth, without starting flows.
+  bool analytic_ports = false;
+  bool ahead = true;  // compute may run ahead of SimGrid's clock (SimulationOptions::fast_paths)
+  double nvs_latency = 0.0;
+  double nvs_bandwidth = 0.0;
+  double nic_latency = 0.0;
+  double nic_bandwidth = 0.0;
+
   // The first error raised inside an actor. SimGrid aborts the process on an exception that
   // leaves an actor, so actors catch, record it here, stop every other actor, and run() rethrows
   // it once the engine has returned.
@@ -121,17 +137,39 @@ void guarded(RunState& st, Body&& body) {
   }
 }
 
+// Brings SimGrid's clock to the GPU's own: one sleep for the compute run ahead of it.
+void flush(RunState& st, int gpu) {
+  auto& clock = st.clocks[idx(gpu)];
+  if (clock.pending <= 0.0) return;
+  const double pending = clock.pending;
+  clock.pending = 0.0;
+  sg4::this_actor::sleep_for(pending);
+  ++st.result->activities;
+}
+
 std::size_t layer_slot(const RunState& st, int layer) {
   // Embedding and head (layer -1) go to the last slot.
   return layer < 0 ? st.result->layers.size() - 1 : idx(layer);
 }
 
+// A compute segment. While no transfer of this GPU is in flight, nothing can share its SMs, so the
+// segment takes exactly its duration: it is added to the GPU's clock without a SimGrid activity, and
+// the clock is brought level (flush) before the next interaction (a transfer, a collective, the
+// end of the step). Otherwise it runs as an Exec beside the gathers holding part of the SMs.
 void run_compute(RunState& st, int gpu, const Segment& seg, GpuStepTimes& times, bool traced) {
-  const double start = st.now();
+  auto& clock = st.clocks[idx(gpu)];
+  if (clock.in_flight > 0 || !st.ahead) flush(st, gpu);
+  const bool ahead = clock.in_flight == 0 && st.ahead;
+  const double start = st.now() + clock.pending;
   if (seg.duration.value() > 0) {
-    sg4::Exec::init()->set_flops_amount(seg.duration.value() * kGpuSpeed)->set_host(st.platform.gpus[idx(gpu)])->start()->wait();
-    ++st.result->activities;
+    if (ahead) {
+      clock.pending += seg.duration.value();
+    } else {
+      sg4::Exec::init()->set_flops_amount(seg.duration.value() * kGpuSpeed)->set_host(st.platform.gpus[idx(gpu)])->start()->wait();
+      ++st.result->activities;
+    }
   }
+  const double elapsed = ahead ? seg.duration.value() : st.now() - start;
   auto& layer = st.result->layers[layer_slot(st, seg.layer)];
   for (const Op& op : seg.ops) {
     times.busy[static_cast<std::size_t>(op.category)] += op.time.value();
@@ -140,14 +178,14 @@ void run_compute(RunState& st, int gpu, const Segment& seg, GpuStepTimes& times,
     layer.bytes += op.bytes;
   }
   // Kernels run slower while a gather kernel (a write-back) holds part of the SMs.
-  const double lost = std::max(0.0, st.now() - start - seg.duration.value());
+  const double lost = std::max(0.0, elapsed - seg.duration.value());
   times.busy[static_cast<std::size_t>(OpCategory::transfer)] += lost;
   times.lost_to_gather += lost;
   layer.busy[static_cast<std::size_t>(OpCategory::transfer)] += lost;
   layer.lost_to_gather += lost;
   if (!traced) return;
   const std::string name = seg.layer < 0 ? std::string(seg.label) : "L" + std::to_string(seg.layer) + " " + std::string(seg.label);
-  st.result->trace.slice(st.compute_track[idx(gpu)], name, "segment", start, st.now() - start,
+  st.result->trace.slice(st.compute_track[idx(gpu)], name, "segment", start, elapsed,
                          {{"layer", seg.layer}, {"ops", seg.ops.size()}});
   double t = start;
   for (const Op& op : seg.ops) {
@@ -201,6 +239,26 @@ CollectiveRun do_collective(RunState& st, int gpu, const Segment& seg) {
     std::vector<sg4::CommPtr> in;
     // Round up: a transfer never shrinks to nothing.
     const auto bytes = [](double b) { return static_cast<std::uint64_t>(std::ceil(b)); };
+    if (st.analytic_ports) {
+      // Each flow alone on its port link: latency + bytes / bandwidth, the up and down flows at once.
+      const auto flow = [&](double b, double latency, double bandwidth) {
+        return b > 0 ? latency + static_cast<double>(bytes(b)) / bandwidth : 0.0;
+      };
+      const double out_s = std::max(flow(out_local, st.nvs_latency, st.nvs_bandwidth),
+                                    flow(out_remote, st.nic_latency, st.nic_bandwidth));
+      const double in_s = std::max(flow(in_local, st.nvs_latency, st.nvs_bandwidth),
+                                   flow(in_remote, st.nic_latency, st.nic_bandwidth));
+      const double span = std::max(out_s, in_s);
+      if (span > 0) {
+        sg4::this_actor::sleep_for(span);
+        ++st.result->activities;
+      }
+      c.bytes_out = out_local + out_remote;
+      c.out_done = c.start + out_s;
+      c.in_done = c.start + in_s;
+      c.end = st.now();
+      return c;
+    }
     if (out_local > 0) out.push_back(sg4::Comm::sendto_async(self, nvswitch, bytes(out_local)));
     if (out_remote > 0) out.push_back(sg4::Comm::sendto_async(self, st.platform.network, bytes(out_remote)));
     if (in_local > 0) in.push_back(sg4::Comm::sendto_async(nvswitch, self, bytes(in_local)));
@@ -234,6 +292,7 @@ void trace_collective(RunState& st, int gpu, const Segment& seg, const Collectiv
 
 // A collective on the compute stream (one micro-batch): the GPU waits for all of it.
 void run_collective(RunState& st, int gpu, const Segment& seg, GpuStepTimes& times, bool traced) {
+  flush(st, gpu);
   const CollectiveRun c = do_collective(st, gpu, seg);
   times.wait += c.start - c.arrive;
   times.busy[static_cast<std::size_t>(OpCategory::collective)] += c.end - c.start;
@@ -292,11 +351,13 @@ void transfer_engine(RunState& st, int gpu, RunState::TransferEngine& engine) {
     job->start = st.now();
     transfer(st, gpu, *job->transfer);
     job->end = st.now();
+    --st.clocks[idx(gpu)].in_flight;
     job->done->release();
   }
 }
 
-void submit(RunState::TransferEngine& engine, RunState::TransferJob& job, const Transfer& t) {
+void submit(RunState& st, int gpu, RunState::TransferEngine& engine, RunState::TransferJob& job, const Transfer& t) {
+  ++st.clocks[idx(gpu)].in_flight;
   job.transfer = &t;
   job.done = sg4::Semaphore::create(0);
   engine.queue.push_back(&job);
@@ -304,9 +365,10 @@ void submit(RunState::TransferEngine& engine, RunState::TransferJob& job, const 
 }
 
 void run_stage(RunState& st, int gpu, const Segment& seg, GpuStepTimes& times, bool traced) {
+  flush(st, gpu);
   const double start = st.now();
   RunState::TransferJob job;
-  submit(st.fetch_engines[idx(gpu)], job, seg.transfer);
+  submit(st, gpu, st.fetch_engines[idx(gpu)], job, seg.transfer);
   if (seg.duration.value() > 0) {
     sg4::Exec::init()->set_flops_amount(seg.duration.value() * kGpuSpeed)->set_host(st.platform.gpus[idx(gpu)])->start()->wait();
     ++st.result->activities;
@@ -351,10 +413,11 @@ void run_stage(RunState& st, int gpu, const Segment& seg, GpuStepTimes& times, b
 }
 
 void start_writeback(RunState& st, int gpu, const Segment& seg) {
+  flush(st, gpu);
   auto& jobs = st.writebacks[idx(gpu)];
   jobs.emplace_back();
   jobs.back().layer = seg.layer;
-  submit(st.writeback_engines[idx(gpu)], jobs.back(), seg.transfer);
+  submit(st, gpu, st.writeback_engines[idx(gpu)], jobs.back(), seg.transfer);
 }
 
 // One non-collective segment on the compute stream.
@@ -387,6 +450,7 @@ void comm_engine(RunState& st, int gpu, int lane) {
 // The compute stream waits for every collective micro-batch `lane` has in flight; the wait is
 // exposed communication (category collectives, on the layer of the last collective waited for).
 void wait_lane(RunState& st, int gpu, int lane, GpuStepTimes& times, bool traced) {
+  flush(st, gpu);
   auto& engine = st.comm_engines[idx(gpu)][idx(lane)];
   const double from = st.now();
   const Segment* last = nullptr;
@@ -432,6 +496,7 @@ void run_lanes(RunState& st, int gpu, const std::vector<Segment>& segments, GpuS
       const Phase& phase = lanes[idx(lane)][i];
       for (const Segment* seg : phase.work) run_work(st, gpu, *seg, times, traced);
       auto& engine = st.comm_engines[idx(gpu)][idx(lane)];
+      if (!phase.comms.empty()) flush(st, gpu);
       for (const Segment* seg : phase.comms) {
         auto& job = engine.jobs.emplace_back();
         job.segment = seg;
@@ -463,6 +528,7 @@ void gpu_main(RunState& st, int gpu) {
       for (const Segment& seg : plan.gpus[idx(gpu)].segments) run_work(st, gpu, seg, times, traced);
     }
     // A step ends when its write-backs have reached host memory (the next step may select them).
+    flush(st, gpu);
     const double drain = st.now();
     for (auto& job : st.writebacks[idx(gpu)]) {
       job.done->acquire();
@@ -630,6 +696,15 @@ RunResult Simulation::run() {
     if (lanes == 2) st.collective_track_mb1.push_back(result.trace.track(gpu, "collectives (micro-batch 1)"));
   }
   st.comm_engines.resize(idx(result.gpus));
+  st.clocks.resize(idx(result.gpus));
+  // With one micro-batch a GPU runs one collective at a time, so its port flows are alone on their
+  // links (platform.h); two micro-batches may overlap two collectives on one port: SimGrid shares it.
+  st.analytic_ports = lanes == 1 && options_.fast_paths;
+  st.ahead = options_.fast_paths;
+  st.nvs_latency = alltoall_intranode_latency(scenario_.hardware).value();
+  st.nvs_bandwidth = alltoall_intranode_bandwidth(scenario_.hardware).value();
+  st.nic_latency = alltoall_internode_latency(scenario_.hardware).value();
+  st.nic_bandwidth = alltoall_internode_bandwidth(scenario_.hardware).value();
   st.writebacks.resize(idx(result.gpus));
   st.fetch_engines.resize(idx(result.gpus));
   st.writeback_engines.resize(idx(result.gpus));

@@ -30,6 +30,11 @@ struct SimulationOptions {
   // Offload with the synthetic access model: where cache-simulation results are shared between
   // runs (sim/engine/access_store.h); empty: none, the cache simulation always runs.
   std::filesystem::path access_store;
+  // Uncontended work without SimGrid activities: compute segments while no transfer of the GPU is
+  // in flight, and all-to-all port flows with one micro-batch (each alone on its link), timed as
+  // SimGrid would time them (they agree to ~1e-6 relative: SimGrid rounds its own clock). false
+  // runs every segment and flow in SimGrid; tests compare the two.
+  bool fast_paths = true;
 };
 
 // What one GPU did in one step. `busy` is time in each operator category; `wait` is time spent

@@ -470,14 +470,20 @@ void DecodeStepBuilder::add_moe(std::vector<GpuStepPlan>& gpus, int layer, Token
   const auto pairs = [&](std::size_t src, std::size_t dst) -> std::int64_t& { return pair_count[src * E + dst % E]; };
   std::vector<std::int64_t> expert_rows(G * static_cast<std::size_t>(experts_per_gpu), 0);  // [gpu][local expert]
   std::vector<std::int64_t> picked(static_cast<std::size_t>(moe.experts_per_token));
+  // Physical expert e of a group lives on the group's GPU e / experts_per_gpu as its local expert
+  // e % experts_per_gpu, so its row counter is at group_start x experts_per_gpu + e: no division in
+  // the loop (it runs tokens x experts_per_token times per layer).
+  std::vector<std::size_t> rank_of(static_cast<std::size_t>(physical_experts_));
+  for (std::size_t e = 0; e < rank_of.size(); ++e) rank_of[e] = e / static_cast<std::size_t>(experts_per_gpu);
   for (std::size_t src = 0; src < G; ++src) {
-    const std::size_t group_start = src / static_cast<std::size_t>(ep_) * static_cast<std::size_t>(ep_);
+    const std::size_t group_start = src / E * E;
+    std::int64_t* const rows = expert_rows.data() + group_start * static_cast<std::size_t>(experts_per_gpu);
+    std::int64_t* const to = pair_count.data() + src * E;
     for (std::int64_t tok = 0; tok < T; ++tok) {
       route_token(rng, picked);
       for (const std::int64_t e : picked) {
-        const std::size_t dst = group_start + static_cast<std::size_t>(e / experts_per_gpu);
-        ++pairs(src, dst);
-        ++expert_rows[dst * static_cast<std::size_t>(experts_per_gpu) + static_cast<std::size_t>(e % experts_per_gpu)];
+        ++to[rank_of[static_cast<std::size_t>(e)]];
+        ++rows[e];
       }
     }
   }
@@ -506,9 +512,14 @@ void DecodeStepBuilder::add_moe(std::vector<GpuStepPlan>& gpus, int layer, Token
     return seg;
   };
 
+  // The MoE input is the same on every GPU (same tokens, same widths): priced once.
+  std::vector<Segment> input;
+  add_moe_input(input, layer, T, shared_width);
   for (std::size_t g = 0; g < G; ++g) {
     auto& out = gpus[g].segments;
-    add_moe_input(out, layer, T, shared_width);
+    for (const Segment& seg : input) {
+      for (const Op& op : seg.ops) append(out, layer, seg.label, op);
+    }
     out.push_back(alltoall(g, "dispatch", dispatch_bytes, false));
 
     // Each expert's own rows: the kernel pads every expert to whole tiles (models/gemm.h).
