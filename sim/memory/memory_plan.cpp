@@ -266,13 +266,15 @@ std::int64_t resolve_batch(const Scenario& s) {
     if (!b.fits()) {
       throw CapacityError("batch_per_gpu " + std::to_string(*s.workload.batch_per_gpu) + " does not fit in " +
                           s.hardware.name + " HBM (per GPU):\n" + b.report() +
-                          "Use a smaller batch or \"max\" for the largest that fits.");
+                          "Use a smaller batch or \"max\" for the largest that fits; `ess-sim search fit` lists each "
+                          "change that would make it fit.");
     }
     return *s.workload.batch_per_gpu;
   }
   const MemoryBudget one = plan_memory(s, 1);
   if (!one.fits() || !nvme_fits(s, one)) {
-    throw CapacityError("not even one request per GPU fits in " + s.hardware.name + " HBM (per GPU):\n" + one.report());
+    throw CapacityError("not even one request per GPU fits in " + s.hardware.name + " HBM (per GPU):\n" + one.report() +
+                        "`ess-sim search fit` lists each change that would make it fit.");
   }
   // Memory grows with the batch, so the largest batch that fits is found by bisection.
   std::int64_t lo = 1;          // fits

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -77,6 +78,19 @@ class Progress {
   std::size_t done_ = 0;
   Clock::time_point start_;
 };
+
+// The first of the spec's constraints whose `when` the point matches, or null.
+const SweepConstraint* matching_constraint(const SweepSpec& spec, const SweepPoint& p) {
+  for (const auto& c : spec.constraints) {
+    bool all = true;
+    for (const auto& [path, accepted] : c.when) {
+      const auto it = std::find_if(p.axes.begin(), p.axes.end(), [&](const auto& a) { return a.first == path; });
+      all = all && it != p.axes.end() && std::find(accepted.begin(), accepted.end(), it->second) != accepted.end();
+    }
+    if (all) return &c;
+  }
+  return nullptr;
+}
 
 // Starts `executable run BASE --set ... --steps N --json` in `cwd`, stdout and stderr to files.
 pid_t spawn(const std::string& executable, const std::vector<std::string>& args, const std::filesystem::path& cwd,
@@ -214,6 +228,12 @@ SweepRunSummary run_sweep(const SweepSpec& spec, const SweepRunOptions& o) {
       const SweepPoint& p = *todo.front();
       todo.pop_front();
       const auto t0 = Clock::now();
+      if (const SweepConstraint* c = matching_constraint(spec, p); c != nullptr) {
+        PointOutcome outcome{"invalid", "constraint", c->reason, {}};
+        appender.append(ledger_line(ledger_record(spec, p, outcome, "", seconds_since(t0))));
+        progress.finished(p, outcome);
+        continue;
+      }
       const auto sets = p.overrides();
       std::string sha;
       try {

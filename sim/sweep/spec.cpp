@@ -282,6 +282,46 @@ SweepSpec read_sweep_spec(const nlohmann::json& document, const std::string& ori
                        std::to_string(kMaxSweepPoints));
   }
 
+  // Constraints: {"when": {axis path: value or [values]}, "reason": text}.
+  if (const nlohmann::json* list = r.take("constraints", source); list != nullptr && !list->is_null()) {
+    if (!list->is_array()) r.fail("constraints", "expected an array of {\"when\", \"reason\"}, got " + describe_json(*list));
+    std::vector<std::string> paths;
+    for (const auto& a : spec.axes) paths.push_back(a.path);
+    for (std::size_t i = 0; i < list->size(); ++i) {
+      const std::string cp = pointer_append("/constraints", std::to_string(i));
+      ObjectReader c((*list)[i], cp, origins);
+      SweepConstraint constraint;
+      constraint.reason = c.text("reason");
+      if (constraint.reason.empty()) c.fail("reason", "expected why these points are skipped, got an empty string");
+      std::string when_source;
+      const nlohmann::json* when = c.take("when", when_source);
+      if (when == nullptr || when->is_null()) c.fail("when", c.missing("when") + ": expected {axis path: value or [values]}");
+      if (!when->is_object() || when->empty()) {
+        c.fail("when", "expected a non-empty object {axis path: value or [values]}, got " + describe_json(*when));
+      }
+      for (const auto& [path, value] : when->items()) {
+        const std::string wp = pointer_append(pointer_append(cp, "when"), path);
+        const auto it = axis_index.find(path);
+        if (it == axis_index.end()) {
+          throw ConfigError(origin, wp, "\"" + path + "\" is not an axis" + did_you_mean(path, paths) +
+                                            "; the axes are " + quoted_list(paths));
+        }
+        std::vector<nlohmann::json> accepted = value.is_array() ? std::vector<nlohmann::json>(value.begin(), value.end())
+                                                                : std::vector<nlohmann::json>{value};
+        const auto& values = spec.axes[it->second].values;
+        for (const auto& v : accepted) {
+          if (std::find(values.begin(), values.end(), v) == values.end()) {
+            throw ConfigError(origin, wp, v.dump() + " is not a value of axis \"" + path + "\" (a constraint that never "
+                                          "matches is a typo)");
+          }
+        }
+        constraint.when.emplace_back(path, std::move(accepted));
+      }
+      c.finish();
+      spec.constraints.push_back(std::move(constraint));
+    }
+  }
+
   // Metrics.
   const auto& known = known_sweep_metrics();
   std::vector<std::string> known_paths;

@@ -42,6 +42,13 @@ struct SweepAxis {
   std::vector<nlohmann::json> values;  // in order; each becomes --set path=<value as JSON>
 };
 
+// A combination the sweep skips: every `when` axis has one of its listed values. Skipped points are
+// recorded as invalid with reason {code "constraint", message `reason`}, without a run.
+struct SweepConstraint {
+  std::vector<std::pair<std::string, std::vector<nlohmann::json>>> when;  // axis path -> accepted values
+  std::string reason;
+};
+
 struct SweepSpec {
   std::string origin;                // the spec file (for messages)
   std::string name;
@@ -54,6 +61,7 @@ struct SweepSpec {
   // In the order of each group's first axis in `axes`.
   std::vector<std::vector<std::size_t>> dimensions;
   std::vector<SweepMetric> metrics;
+  std::vector<SweepConstraint> constraints;  // in the spec's order; the first that matches names the reason
   nlohmann::json document;           // the spec as parsed
   std::string sha256;                // of the document's canonical form (keys sorted, no spaces)
 };

@@ -389,3 +389,40 @@ TEST_CASE("the bundled sweep spec parses: 20 points of baseline and ESS at 8K to
   CHECK(spec.steps == 4);
   CHECK(std::filesystem::exists(spec.base_dir / spec.base));
 }
+
+TEST_CASE("sweep constraints: checked against the axes, and matching points are skipped with the reason") {
+  const std::string axes = R"("axes": [{"path": "a.b", "values": [1, 2]}, {"path": "c", "values": ["x", "y"]}], )";
+  const auto unknown = spec_error("{" + kHead + axes + R"("constraints": [{"when": {"a.bb": 1}, "reason": "r"}]})");
+  CHECK(unknown.pointer() == "/constraints/0/when/a.bb");
+  CHECK_THAT(unknown.message(), Catch::Contains("not an axis") && Catch::Contains("did you mean \"a.b\"?"));
+  CHECK_THAT(spec_error("{" + kHead + axes + R"("constraints": [{"when": {"a.b": 3}, "reason": "r"}]})").message(),
+             Catch::Contains("3 is not a value of axis \"a.b\""));
+  CHECK(spec_error("{" + kHead + axes + R"("constraints": [{"when": {"a.b": 1}, "reason": ""}]})").pointer() ==
+        "/constraints/0/reason");
+  CHECK(spec_error("{" + kHead + axes + R"("constraints": [{"when": {}, "reason": "r"}]})").pointer() ==
+        "/constraints/0/when");
+  const auto spec = parse("{" + kHead + axes + R"("constraints": [{"when": {"a.b": [2], "c": "y"}, "reason": "no"}]})");
+  REQUIRE(spec.constraints.size() == 1);
+  CHECK(spec.constraints[0].when.size() == 2);
+
+  // A real sweep: the constrained points are invalid with code "constraint" and no run.
+  ScratchDir dir("ess-sweep-constraint");
+  const auto path = dir.path() / "c.json";
+  std::ofstream(path) << R"({"schema": "ess-sim/sweep/v1", "name": "c",
+    "base": ")" << ESS_SOURCE_DIR << R"(/scenarios/llama2-7b-a100-decode.json", "steps": 1,
+    "axes": [{"path": "workload.batch_per_gpu", "values": [1, 2]}, {"path": "workload.context_length", "values": [512, 1024]}],
+    "constraints": [{"when": {"workload.batch_per_gpu": 2, "workload.context_length": [1024]}, "reason": "not this one"}]})";
+  const auto r = sweep(path, dir.path() / "out");
+  REQUIRE(r.code == 0);
+  const auto records = without_wall(read_file(dir.path() / "out" / "results.jsonl"));
+  REQUIRE(records.size() == 4);
+  for (const auto& rec : records) {
+    const bool skipped = rec["point"] == 3;
+    INFO(rec.dump());
+    CHECK(rec["status"] == (skipped ? "invalid" : "ok"));
+    if (skipped) {
+      CHECK(rec["reason"]["code"] == "constraint");
+      CHECK(rec["reason"]["message"] == "not this one");
+    }
+  }
+}
