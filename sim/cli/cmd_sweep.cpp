@@ -4,6 +4,7 @@
 // `ess-sim sweep-merge DIR... -o OUT`: join shards.
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -15,6 +16,7 @@
 
 #include "sim/cli/commands.h"
 #include "sim/config/config_error.h"
+#include "sim/config/quantity.h"
 #include "sim/io/atomic_file.h"
 #include "sim/sweep/ledger.h"
 #include "sim/sweep/points.h"
@@ -77,6 +79,7 @@ void add_sweep_command(CLI::App& app, CommandAction& action) {
     std::size_t jobs = 0;
     std::string shard = "0/1";
     bool resume = false;
+    std::string timeout;
     std::string executable = "/proc/self/exe";
     // --slurm-array
     std::string slurm_dir;
@@ -99,6 +102,8 @@ void add_sweep_command(CLI::App& app, CommandAction& action) {
   auto* resume =
       cmd->add_flag("--resume", o->resume, "Continue DIR's ledger: keep ok and invalid points, re-run the rest");
   // The binary each point runs; tests (whose own executable is the test program) point it at ess-sim.
+  cmd->add_option("--timeout", o->timeout, "Kill a point that runs longer (a duration: 90s, 600s); it is recorded "
+                                          "as resource_limit with reason timeout and re-run by --resume");
   cmd->add_option("--executable", o->executable, "")->group("");
   const char* slurm_group = "Slurm (write a job array instead of running)";
   auto* slurm_dir = cmd->add_option("--slurm-array", o->slurm_dir,
@@ -127,6 +132,15 @@ void add_sweep_command(CLI::App& app, CommandAction& action) {
       if (option->count() > 0 && o->given_slurm_only.empty()) o->given_slurm_only = option->get_name();
     }
     action = [o](std::ostream& out) {
+      double timeout_s = 0.0;
+      if (!o->timeout.empty()) {
+        const ParsedQuantity q = parse_quantity(o->timeout, Dimension::seconds);
+        if (!q.value || !(*q.value > 0) || !std::isfinite(*q.value)) {
+          throw ConfigError("--timeout " + o->timeout, "",
+                            "expected a positive duration such as 90s or 600s" + (q.error.empty() ? "" : " (" + q.error + ")"));
+        }
+        timeout_s = *q.value;
+      }
       if (o->given_slurm) {
         if (o->slurm_dir.empty()) throw ConfigError("--slurm-array", "", "expected the directory for the scripts");
         if (!o->given_shards) throw ConfigError("--slurm-array", "", "expected --shards N, the number of array tasks");
@@ -147,6 +161,7 @@ void add_sweep_command(CLI::App& app, CommandAction& action) {
         slurm.partition = o->partition;
         slurm.time_limit = o->time_limit;
         slurm.sbatch_options = o->sbatch_options;
+        slurm.point_timeout = o->timeout;
         return write_slurm(slurm, out);
       }
       if (o->given_shards || !o->given_slurm_only.empty()) {
@@ -160,6 +175,7 @@ void add_sweep_command(CLI::App& app, CommandAction& action) {
       options.out_dir = o->out_dir;
       options.jobs = o->jobs > 0 ? o->jobs : std::max(1u, std::thread::hardware_concurrency());
       options.resume = o->resume;
+      options.timeout_s = timeout_s;
       options.executable = o->executable;
       options.progress = &std::cerr;
       options.progress_is_terminal = ::isatty(STDERR_FILENO) == 1;

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include <deque>
 #include <map>
 #include <set>
+#include <thread>
 
 #include "sim/config/config_error.h"
 #include "sim/config/json_text.h"
@@ -46,6 +48,7 @@ struct Running {
   std::string sha256;
   Clock::time_point start;
   std::filesystem::path out_file, err_file;
+  bool timed_out = false;  // killed by --timeout
 };
 
 class Progress {
@@ -261,10 +264,21 @@ SweepRunSummary run_sweep(const SweepSpec& spec, const SweepRunOptions& o) {
     }
     if (running.empty()) continue;
     int status = 0;
-    const pid_t pid = ::waitpid(-1, &status, 0);
+    // With a per-point timeout, poll: a point past it is killed and reaped as a timeout.
+    const pid_t pid = ::waitpid(-1, &status, o.timeout_s > 0 ? WNOHANG : 0);
     if (pid < 0) {
       if (errno == EINTR) continue;
       throw OutputError(o.out_dir, std::string("waiting for the points: ") + std::strerror(errno));
+    }
+    if (pid == 0) {
+      for (auto& [child, r] : running) {
+        if (!r.timed_out && seconds_since(r.start) > o.timeout_s) {
+          ::kill(child, SIGKILL);
+          r.timed_out = true;
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      continue;
     }
     const auto it = running.find(pid);
     if (it == running.end()) continue;  // not one of ours
@@ -272,8 +286,12 @@ SweepRunSummary run_sweep(const SweepSpec& spec, const SweepRunOptions& o) {
     running.erase(it);
     const std::string out = read_and_remove(r.out_file);
     const std::string err = read_and_remove(r.err_file);
-    const PointOutcome outcome = classify_run(WIFEXITED(status) ? WEXITSTATUS(status) : -1,
-                                              WIFSIGNALED(status) ? WTERMSIG(status) : 0, out, err);
+    PointOutcome outcome = classify_run(WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+                                        WIFSIGNALED(status) ? WTERMSIG(status) : 0, out, err);
+    if (r.timed_out) {
+      outcome = PointOutcome{"resource_limit", "timeout",
+                             "killed after " + rounded_duration(o.timeout_s) + " of wall time (sweep --timeout)", {}};
+    }
     const std::string sha = outcome.status == "ok" ? outcome.results.value("scenario_sha256", r.sha256) : r.sha256;
     appender.append(ledger_line(ledger_record(spec, r.point, outcome, sha, seconds_since(r.start))));
     progress.finished(r.point, outcome);

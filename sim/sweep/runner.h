@@ -21,6 +21,7 @@ struct SweepRunOptions {
   std::size_t shard_index = 0;
   std::size_t shard_count = 1;
   bool resume = false;
+  double timeout_s = 0.0;  // a point running longer is killed: resource_limit, code "timeout" (0: none)
   // The ess-sim binary the points run (the CLI passes /proc/self/exe; tests the built binary).
   std::string executable;
   std::ostream* progress = nullptr;  // one line per finished point (null: silent)

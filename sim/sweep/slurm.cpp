@@ -200,7 +200,8 @@ SlurmScripts slurm_array_scripts(const SweepSpec& spec, std::size_t points, cons
             "  exit 2\n"
             "fi\n"
             "exec " + exe + " sweep " + shell_quote(o.spec_path.string()) + " -o " + out + "/" + kSlurmShardPrefix +
-            "\"$SLURM_ARRAY_TASK_ID\" --shard \"$SLURM_ARRAY_TASK_ID\"/" + n + " --resume --jobs " + jobs + "\n";
+            "\"$SLURM_ARRAY_TASK_ID\" --shard \"$SLURM_ARRAY_TASK_ID\"/" + n + " --resume --jobs " + jobs +
+            (o.point_timeout.empty() ? std::string() : " --timeout " + shell_quote(o.point_timeout)) + "\n";
 
   s.merge = header + about +
             "# Joins the shards' ledgers into OUT/results.jsonl and OUT/results.csv, what the unsharded sweep\n"

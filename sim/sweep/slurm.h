@@ -40,6 +40,7 @@ struct SlurmArrayOptions {
   std::string partition;              // empty: the cluster's default partition
   std::string time_limit;             // Slurm's --time ("HH:MM:SS", "D-HH:MM:SS", minutes); empty: the partition's default
   std::vector<std::string> sbatch_options;  // each written as its own "#SBATCH <option>" line in both job scripts
+  std::string point_timeout;                // sweep --timeout of each task (already checked); empty: none
 };
 
 struct SlurmScripts {

@@ -426,3 +426,26 @@ TEST_CASE("sweep constraints: checked against the axes, and matching points are 
     }
   }
 }
+
+TEST_CASE("sweep --timeout: a point past it is killed and recorded as a timeout, the others complete") {
+  ScratchDir dir("ess-sweep-timeout");
+  const auto path = dir.path() / "t.json";
+  // An ESS point takes about a second (its cache warm-up); the Llama points a few hundredths.
+  std::ofstream(path) << R"({"schema": "ess-sim/sweep/v1", "name": "t",
+    "base": ")" << ESS_SOURCE_DIR << R"(/scenarios/dsv32-ess-32k.json", "steps": 1,
+    "axes": [{"path": "workload.context_length", "values": [32768]}]})";
+  const auto r = sweep(path, dir.path() / "out", {"--timeout", "0.2s"});
+  CHECK(r.code == 0);
+  const auto records = without_wall(read_file(dir.path() / "out" / "results.jsonl"));
+  REQUIRE(records.size() == 1);
+  CHECK(records[0]["status"] == "resource_limit");
+  CHECK(records[0]["reason"]["code"] == "timeout");
+  CHECK_THAT(records[0]["reason"]["message"].get<std::string>(), Catch::Contains("sweep --timeout"));
+  // The small sweep's points all finish well within a minute.
+  const auto small = write_small_spec(dir.path());
+  const auto ok = sweep(small, dir.path() / "small", {"--timeout", "60s"});
+  CHECK(ok.code == 0);
+  CHECK_THAT(read_file(dir.path() / "small" / "results.csv"), !Catch::Contains("timeout"));
+  CHECK(sweep(small, dir.path() / "bad", {"--timeout", "10min"}).code == 2);
+  CHECK(sweep(small, dir.path() / "bad", {"--timeout", "-1s"}).code == 2);
+}
