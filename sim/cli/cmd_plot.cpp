@@ -1,8 +1,9 @@
-// `ess-sim plot DIR [-o OUTDIR] [--format png|svg|both] [--x AXIS_PATH]`: charts of a sweep
+// `ess-sim plot DIR [-o OUTDIR] [--format png|svg|both] [--x AXIS_PATH] [--where PATH=VALUE]...`: charts of a sweep
 // directory's ledger, rendered with gnuplot (sim/sweep/plot.h).
 #include <iostream>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "sim/cli/commands.h"
 #include "sim/sweep/plot.h"
@@ -15,6 +16,7 @@ void add_plot_command(CLI::App& app, CommandAction& action) {
     std::string out_dir;
     std::string format = "both";
     std::string x_axis;
+    std::vector<std::string> where;
     std::string gnuplot = "gnuplot";
   };
   auto o = std::make_shared<Options>();
@@ -24,12 +26,18 @@ void add_plot_command(CLI::App& app, CommandAction& action) {
   cmd->add_option("-o,--output", o->out_dir, "Directory for the charts, their gnuplot scripts and data (default DIR/plots)");
   cmd->add_option("--format", o->format, "Image format: png, svg or both (default both)");
   cmd->add_option("--x", o->x_axis, "Also plot throughput against this sweep axis (its dotted path)");
+  cmd->add_option("--where", o->where,
+                  "Plot only the points whose axis PATH (or key of an object axis: cache.pool_ratio) has VALUE; "
+                  "repeatable: any of the values of one path, all of the paths")
+      ->type_name("PATH=VALUE")
+      ->allow_extra_args(false);
   cmd->add_option("--gnuplot", o->gnuplot, "The gnuplot program: a name looked up on PATH or a path (default gnuplot)");
   cmd->callback([o, &action] {
     action = [o](std::ostream& out) {
       PlotRequest request;
       request.format = parse_plot_format(o->format, "--format");
       request.x_axis = o->x_axis;
+      request.where = o->where;
       // gnuplot first: without it nothing is read or written.
       const auto gnuplot = find_gnuplot(o->gnuplot);
       const PlotInput input = read_plot_input(o->dir);

@@ -9,6 +9,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -16,6 +17,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 #include <utility>
 
 #include "sim/config/config_error.h"
@@ -312,6 +314,143 @@ std::vector<Series> group(const std::vector<Axis>& axes, const std::vector<const
   return series;
 }
 
+// --- Small multiples ------------------------------------------------------------------------------
+
+// A sweep dimension among a chart's points: the axes that advance together (one unless zipped)
+// and vary there, in sweep order.
+struct Dim {
+  std::size_t dimension = 0;
+  std::vector<std::size_t> axes;
+};
+
+std::vector<Dim> varying_dims(const std::vector<Axis>& axes) {
+  std::vector<Dim> dims;
+  for (std::size_t i = 0; i < axes.size(); ++i) {
+    if (!axes[i].varies()) continue;
+    const auto it = std::find_if(dims.begin(), dims.end(), [&](const Dim& d) { return d.dimension == axes[i].dimension; });
+    if (it != dims.end()) {
+      it->axes.push_back(i);
+    } else {
+      dims.push_back({axes[i].dimension, {i}});
+    }
+  }
+  return dims;
+}
+
+// Per point, per axis: the index of the point's value among the axis's values.
+std::vector<std::vector<int>> value_ids(const std::vector<Axis>& axes, const std::vector<const Point*>& points) {
+  std::vector<std::vector<int>> ids;
+  for (const Point* p : points) {
+    std::vector<int> row;
+    for (std::size_t i = 0; i < axes.size(); ++i) {
+      const auto& values = axes[i].values;
+      row.push_back(static_cast<int>(std::find(values.begin(), values.end(), p->values[i]) - values.begin()));
+    }
+    ids.push_back(std::move(row));
+  }
+  return ids;
+}
+
+using DimMask = std::uint32_t;
+// Splits and colourings are chosen among the 10 outermost varying dimensions (1,024 subsets, each
+// a pass over the points); a mask holds 32.
+constexpr std::size_t kMaxChoiceDims = 10;
+constexpr std::size_t kMaxMaskDims = 32;
+
+std::vector<int> key_of(const std::vector<int>& ids, const std::vector<Dim>& dims, DimMask mask) {
+  std::vector<int> key;
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    if ((mask >> d & 1U) == 0) continue;
+    for (const auto a : dims[d].axes) key.push_back(ids[a]);
+  }
+  return key;
+}
+
+// The positions (indices into `members`) grouped by their values of the dimensions in `mask`,
+// groups in the order of their first member.
+std::vector<std::vector<std::size_t>> group_by(const std::vector<std::vector<int>>& ids, const std::vector<std::size_t>& members,
+                                               const std::vector<Dim>& dims, DimMask mask) {
+  std::vector<std::vector<std::size_t>> groups;
+  std::map<std::vector<int>, std::size_t> by_key;
+  for (const auto m : members) {
+    const auto [it, added] = by_key.emplace(key_of(ids[m], dims, mask), groups.size());
+    if (added) groups.emplace_back();
+    groups[it->second].push_back(m);
+  }
+  return groups;
+}
+
+std::size_t distinct(const std::vector<std::vector<int>>& ids, const std::vector<std::size_t>& members,
+                     const std::vector<Dim>& dims, DimMask mask) {
+  std::set<std::vector<int>> keys;
+  for (const auto m : members) keys.insert(key_of(ids[m], dims, mask));
+  return keys.size();
+}
+
+std::vector<std::size_t> mask_dims(DimMask mask) {
+  std::vector<std::size_t> out;
+  for (std::size_t d = 0; d < kMaxMaskDims; ++d) {
+    if ((mask >> d & 1U) != 0) out.push_back(d);
+  }
+  return out;
+}
+
+// Prefers the mask whose dimensions are the outermost (the lexicographically smaller list).
+bool more_outer(DimMask a, DimMask b) {
+  const auto x = mask_dims(a);
+  const auto y = mask_dims(b);
+  return std::lexicographical_compare(x.begin(), x.end(), y.begin(), y.end());
+}
+
+// "a", "a and b", "a, b and c".
+std::string and_list(const std::vector<std::string>& items) {
+  if (items.size() <= 1) return join(items, "");
+  return join(std::vector<std::string>(items.begin(), items.end() - 1), ", ") + " and " + items.back();
+}
+
+// The paths naming the dimensions of `mask` (the first varying axis of each).
+std::string dims_text(const std::vector<Axis>& axes, const std::vector<Dim>& dims, DimMask mask) {
+  std::vector<std::string> paths;
+  for (const auto d : mask_dims(mask)) paths.push_back(axes[dims[d].axes.front()].path);
+  return and_list(paths);
+}
+
+// One chart of a chart kind: all its points, or, split, those of one value of the split dimensions.
+struct Panel {
+  std::string name;   // the file name without extension: NAME, or NAME--axis=value--...
+  std::string fixed;  // the values the panel's points share on the split dimensions (empty unsplit)
+  std::vector<const Point*> points;
+};
+
+struct Panels {
+  std::vector<Panel> list;  // empty: the chart is skipped (a message says why)
+  std::string note;         // for the footnote of a split chart: "one chart per ..."
+};
+
+// A file name part: letters, digits and . _ + = - kept, anything else '_'.
+std::string file_part(const std::string& text) {
+  std::string out;
+  for (const char ch : text) {
+    const bool kept = std::isalnum(static_cast<unsigned char>(ch)) != 0 || ch == '.' || ch == '_' || ch == '+' ||
+                      ch == '=' || ch == '-';
+    out += kept ? ch : '_';
+  }
+  return out;
+}
+
+// "--preset=h200-sxm-measured", "--mode=offload--pool_ratio=0.2": the value of the first axis of
+// a zipped dimension only (its partners advance with it).
+std::string name_part(const Axis& a, const Json& v) {
+  if (v.is_object() && !a.whole) {
+    std::string out;
+    for (const auto& k : a.keys) {
+      if (v.contains(k)) out += "--" + file_part(k) + "=" + file_part(scalar_text(v[k]));
+    }
+    if (!out.empty()) return out;
+  }
+  return "--" + file_part(a.name) + "=" + file_part(v.is_object() ? v.dump() : scalar_text(v));
+}
+
 // --- Scripts ----------------------------------------------------------------------------------
 
 struct Layout {
@@ -361,9 +500,25 @@ const std::string kLinetypes =
     "set linetype 5 lc rgb '#66ccee' pt 13\nset linetype 6 lc rgb '#aa3377' pt 15\n"
     "set linetype 7 lc rgb '#555555' pt 2\nset linetype 8 lc rgb '#ee7733' pt 3\nset linetype cycle 8\n";
 
-std::string common_settings(const std::string& title, const std::string& xlabel, const std::string& ylabel) {
+// A gnuplot double-quoted string of two lines (backslash escapes are read inside).
+std::string quote_lines(const std::string& first, const std::string& second) {
+  std::string out = "\"";
+  for (const char c : one_line(first) + '\n' + one_line(second)) {
+    if (c == '\n') {
+      out += "\\n";
+    } else {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+// `subtitle`, when given, is the title's second line (a split chart's fixed values, --where).
+std::string common_settings(const std::string& title, const std::string& xlabel, const std::string& ylabel,
+                            const std::string& subtitle = "") {
   return "set encoding utf8\n"
-         "set title " + quote(title) + " font ',12'\n"
+         "set title " + (subtitle.empty() ? quote(title) : quote_lines(title, subtitle)) + " font ',12'\n"
          "set xlabel " + quote(xlabel) + "\n"
          "set ylabel " + quote(ylabel) + "\n"
          "set grid\n"
@@ -376,6 +531,11 @@ std::string footnote(const std::string& text) {
   return "set label 100 " + quote(text) + " at screen 0.01, screen 0.012 left font ',9'\n";
 }
 
+// A second line of small print, above the first, in an image `height` pixels tall.
+std::string footnote_above(const std::string& text, int height) {
+  return "set label 101 " + quote(text) + " at screen 0.01, screen " + num(28.0 / height) + " left font ',9'\n";
+}
+
 // A plot clause continued on the next line.
 std::string clauses(const std::vector<std::string>& parts) { return "plot " + join(parts, ", \\\n     ") + "\n"; }
 
@@ -385,9 +545,113 @@ struct Context {
   const View& view;
   PlotPlan& plan;
   std::string sweep;  // "sweep NAME" for titles
+  std::string where;  // "where PATH=VALUE ..." for titles (--where), or empty
 };
 
 std::string title_of(const Context& c, const std::string& what) { return what + (c.sweep.empty() ? "" : " - " + c.sweep); }
+
+// The title's second line: the values a split chart's points share, and the --where filter.
+std::string subtitle_of(const Context& c, const Panel& panel) {
+  std::vector<std::string> parts;
+  if (!panel.fixed.empty()) parts.push_back(panel.fixed);
+  if (!c.where.empty()) parts.push_back(c.where);
+  return join(parts, "; ");
+}
+
+// The title on one line, for comments and data headers.
+std::string heading(const std::string& title, const std::string& subtitle) {
+  return subtitle.empty() ? title : title + " - " + subtitle;
+}
+
+// A chart's points as one chart or, when one would hold more than `limit` series (lines, counted
+// over the varying dimensions outside `line_dims`) or bars (points, when `bars`), as small
+// multiples: one chart per value of the dimensions S that give the fewest charts each within the
+// limit; among as few, the outermost. Skipped, with a message, past kPlotMaxCharts charts.
+Panels make_panels(Context& c, const std::string& name, const std::vector<const Point*>& points,
+                   const std::set<std::size_t>& line_dims, bool bars, std::size_t limit) {
+  const auto axes = axes_among(c.view, points);
+  auto dims = varying_dims(axes);
+  const auto ids = value_ids(axes, points);
+  std::vector<std::size_t> all(points.size());
+  for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+  // The dimensions that tell series apart (lines) and may split the chart: not those lines run along.
+  if (dims.size() > kMaxMaskDims) dims.resize(kMaxMaskDims);
+  DimMask counted = 0;
+  DimMask splittable = 0;
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    const bool along = line_dims.count(dims[d].dimension) > 0;
+    if (!along) counted |= DimMask{1} << d;
+    if ((bars || !along) && d < kMaxChoiceDims) splittable |= DimMask{1} << d;
+  }
+  auto largest = [&](const std::vector<std::vector<std::size_t>>& panels, DimMask split) {
+    std::size_t most = 0;
+    for (const auto& members : panels) {
+      most = std::max(most, bars ? members.size() : distinct(ids, members, dims, counted & ~split));
+    }
+    return most;
+  };
+  const std::size_t whole = largest({all}, 0);
+  Panels out;
+  if (whole <= limit) {
+    out.list.push_back({name, "", points});
+    return out;
+  }
+  std::optional<DimMask> best;
+  std::size_t best_count = 0;
+  for (DimMask split = splittable; split != 0; split = (split - 1) & splittable) {
+    const auto panels = group_by(ids, all, dims, split);
+    if (largest(panels, split) > limit) continue;
+    if (!best || panels.size() < best_count || (panels.size() == best_count && more_outer(split, *best))) {
+      best = split;
+      best_count = panels.size();
+    }
+  }
+  const std::string what = bars ? "bars" : "lines";
+  if (!best) {
+    // Only points alike on every axis could be more than the limit: one chart holds them.
+    out.list.push_back({name, "", points});
+    return out;
+  }
+  const std::string by = dims_text(axes, dims, *best);
+  if (best_count > kPlotMaxCharts) {
+    c.plan.messages.push_back("skipped " + name + ": " + std::to_string(whole) + " " + what + " would need " +
+                              std::to_string(best_count) + " charts of at most " + std::to_string(limit) +
+                              " (one per " + by + "), more than " + std::to_string(kPlotMaxCharts) +
+                              "; plot a slice with --where PATH=VALUE (or sweep fewer points)");
+    return out;
+  }
+  const auto groups = group_by(ids, all, dims, *best);
+  std::set<std::string> names;
+  bool clean = true;
+  for (const auto& members : groups) {
+    Panel panel;
+    panel.name = name;
+    std::vector<std::string> fixed;
+    const Point& first = *points[members.front()];
+    for (const auto d : mask_dims(*best)) {
+      panel.name += name_part(axes[dims[d].axes.front()], first.values[dims[d].axes.front()]);
+      for (const auto a : dims[d].axes) fixed.push_back(axis_label(axes[a], first.values[a]));
+    }
+    panel.fixed = join(fixed, " ");
+    for (const auto m : members) panel.points.push_back(points[m]);
+    // File names stay short and tell the parts apart, else the parts are numbered.
+    if (panel.name.size() > 200 || !names.insert(panel.name).second) clean = false;
+    out.list.push_back(std::move(panel));
+  }
+  if (!clean) {
+    const std::size_t width = std::to_string(out.list.size()).size();
+    for (std::size_t i = 0; i < out.list.size(); ++i) {
+      std::string n = std::to_string(i + 1);
+      out.list[i].name = name + "--" + std::string(width - n.size(), '0') + n;
+    }
+  }
+  out.note = "One of " + std::to_string(out.list.size()) + " charts " + name + "--*, one per " + by + ", each with at most " +
+             std::to_string(limit) + " " + what + ".";
+  c.plan.messages.push_back(name + ": " + std::to_string(whole) + " " + what + ", more than " + std::to_string(limit) +
+                            " in one chart: split into " + std::to_string(out.list.size()) + " charts, one per " + by +
+                            " (" + name + "--*)");
+  return out;
+}
 
 std::string add_to_metrics(const std::vector<std::string>& columns) {
   std::vector<std::string> paths;
@@ -466,65 +730,75 @@ void add_line_chart(Context& c, const LineChart& chart, const std::function<std:
                               ", nothing to draw a line along");
     return;
   }
-  auto series = group(axes_among(c.view, points), points, chart.line_dims);
+  const Panels panels = make_panels(c, chart.name, points, chart.line_dims, /*bars=*/false, kPlotMaxSeries);
+  const bool split = panels.list.size() > 1;
+  // Split charts share their scales, so that they compare at a glance.
+  double top = 0.0;
+  for (const Point* p : points) top = std::max(top, *metric(*p, kTokensPerGpu));
   const std::string title = title_of(c, "Throughput per GPU vs " + chart.what);
-  std::string data = "# " + title + "\n# columns: " + chart.x_column + " tokens_per_s_per_gpu point; one block per "
-                     "series (gnuplot index 0, 1, ...), sorted by x\n";
-  std::vector<std::string> plots;
-  for (std::size_t i = 0; i < series.size(); ++i) {
-    auto& s = series[i];
-    std::stable_sort(s.points.begin(), s.points.end(), [&](const Point* a, const Point* b) { return *x(*a) < *x(*b); });
-    data += (i > 0 ? "\n\n" : "") + std::string("# index ") + std::to_string(i) + ": " +
-            one_line(s.label.empty() ? "all points" : s.label) + "\n";
-    for (const Point* p : s.points) {
-      data += num(*x(*p)) + " " + num(*metric(*p, kTokensPerGpu)) + " " + std::to_string(p->index) + "\n";
+  for (const auto& panel : panels.list) {
+    const std::string subtitle = subtitle_of(c, panel);
+    const std::string head = heading(title, subtitle);
+    auto series = group(axes_among(c.view, panel.points), panel.points, chart.line_dims);
+    std::string data = "# " + head + "\n# columns: " + chart.x_column + " tokens_per_s_per_gpu point; one block per "
+                       "series (gnuplot index 0, 1, ...), sorted by x\n";
+    std::vector<std::string> plots;
+    for (std::size_t i = 0; i < series.size(); ++i) {
+      auto& s = series[i];
+      std::stable_sort(s.points.begin(), s.points.end(), [&](const Point* a, const Point* b) { return *x(*a) < *x(*b); });
+      data += (i > 0 ? "\n\n" : "") + std::string("# index ") + std::to_string(i) + ": " +
+              one_line(s.label.empty() ? "all points" : s.label) + "\n";
+      for (const Point* p : s.points) {
+        data += num(*x(*p)) + " " + num(*metric(*p, kTokensPerGpu)) + " " + std::to_string(p->index) + "\n";
+      }
+      plots.push_back("'" + panel.name + ".dat' index " + std::to_string(i) +
+                      " using 1:2 with linespoints lw 2 ps 1.3 title " + quote(s.label.empty() ? "tokens/s per GPU" : s.label));
     }
-    plots.push_back("'" + chart.name + ".dat' index " + std::to_string(i) + " using 1:2 with linespoints lw 2 ps 1.3 title " +
-                    quote(s.label.empty() ? "tokens/s per GPU" : s.label));
-  }
-  std::string settings = common_settings(title, chart.xlabel, "decode throughput (tokens/s per GPU)");
-  settings += "set yrange [0:*]\n";
-  std::vector<std::string> along;
-  for (const auto& a : c.view.axes) {
-    if (chart.line_dims.count(a.dimension) > 0 && a.varies()) along.push_back(a.path);
-  }
-  if (!along.empty()) {
-    if (chart.categories.empty()) settings += "set bmargin 6\n";
-    settings += footnote("Each line joins the points that differ only in " + join(along, " and ") + ".");
-  }
-  const double lo = *xs.begin();
-  const double hi = *xs.rbegin();
-  if (!chart.categories.empty()) {
-    std::vector<std::string> tics;
-    for (std::size_t i = 0; i < chart.categories.size(); ++i) tics.push_back(quote(chart.categories[i]) + " " + std::to_string(i));
-    settings += "set xrange [-0.5:" + num(static_cast<double>(chart.categories.size()) - 0.5) + "]\n";
-    // Upright when each fits its slot of the plot area (about 900 pixels beside the legend), else
-    // slanted, with a bottom margin that holds the longest.
-    std::size_t longest = 0;
-    for (const auto& label : chart.categories) longest = std::max(longest, label.size());
-    const int label_pixels = 7 * static_cast<int>(longest);
-    if (label_pixels + 16 < 900 / static_cast<int>(chart.categories.size())) {
-      settings += "set xtics (" + join(tics, ", ") + ")\nset bmargin 6\n";
+    std::string settings = common_settings(title, chart.xlabel, "decode throughput (tokens/s per GPU)", subtitle);
+    settings += split ? "set yrange [0:" + num(top * 1.05) + "]\n" : "set yrange [0:*]\n";
+    std::vector<std::string> along;
+    for (const auto& a : c.view.axes) {
+      if (chart.line_dims.count(a.dimension) > 0 && a.varies()) along.push_back(a.path);
+    }
+    if (!along.empty() || split) {
+      if (chart.categories.empty()) settings += "set bmargin 6\n";
+      if (!along.empty()) settings += footnote("Each line joins the points that differ only in " + join(along, " and ") + ".");
+      if (split) settings += along.empty() ? footnote(panels.note) : footnote_above(panels.note, kLineHeight);
+    }
+    const double lo = *xs.begin();
+    const double hi = *xs.rbegin();
+    if (!chart.categories.empty()) {
+      std::vector<std::string> tics;
+      for (std::size_t i = 0; i < chart.categories.size(); ++i) tics.push_back(quote(chart.categories[i]) + " " + std::to_string(i));
+      settings += "set xrange [-0.5:" + num(static_cast<double>(chart.categories.size()) - 0.5) + "]\n";
+      // Upright when each fits its slot of the plot area (about 900 pixels beside the legend), else
+      // slanted, with a bottom margin that holds the longest.
+      std::size_t longest = 0;
+      for (const auto& label : chart.categories) longest = std::max(longest, label.size());
+      const int label_pixels = 7 * static_cast<int>(longest);
+      if (label_pixels + 16 < 900 / static_cast<int>(chart.categories.size())) {
+        settings += "set xtics (" + join(tics, ", ") + ")\nset bmargin 6\n";
+      } else {
+        settings += "set xtics rotate by 30 right (" + join(tics, ", ") + ")\n" + "set bmargin at screen " +
+                    num(static_cast<double>(label_pixels / 2 + 80) / kLineHeight) + "\n";
+      }
+    } else if (lo > 0 && hi / lo >= 16) {
+      // Batches and contexts are usually swept in powers of two: a log axis spaces them evenly.
+      settings += "set logscale x 2\nset xrange [" + num(lo / 1.15) + ":" + num(hi * 1.15) + "]\n";
     } else {
-      settings += "set xtics rotate by 30 right (" + join(tics, ", ") + ")\n" + "set bmargin at screen " +
-                  num(static_cast<double>(label_pixels / 2 + 80) / kLineHeight) + "\n";
+      settings += "set xrange [" + num(lo - (hi - lo) * 0.04) + ":" + num(hi + (hi - lo) * 0.04) + "]\n";
     }
-  } else if (lo > 0 && hi / lo >= 16) {
-    // Batches and contexts are usually swept in powers of two: a log axis spaces them evenly.
-    settings += "set logscale x 2\nset xrange [" + num(lo / 1.15) + ":" + num(hi * 1.15) + "]\n";
-  } else {
-    settings += "set xrange [" + num(lo - (hi - lo) * 0.04) + ":" + num(hi + (hi - lo) * 0.04) + "]\n";
+    if (chart.categories.empty() && xs.size() <= 12) {
+      // A tic at each value swept, when there are few.
+      std::vector<std::string> tics;
+      for (const double v : xs) tics.push_back(quote(num(v)) + " " + num(v));
+      settings += "set xtics (" + join(tics, ", ") + ")\n";
+    }
+    c.plan.charts.push_back({panel.name,
+                             make_script(panel.name, head, chart.x_column + " tokens_per_s_per_gpu point", settings,
+                                         clauses(plots), c.request.format, {}),
+                             data, images_of(panel.name, c.request.format)});
   }
-  if (chart.categories.empty() && xs.size() <= 12) {
-    // A tic at each value swept, when there are few.
-    std::vector<std::string> tics;
-    for (const double v : xs) tics.push_back(quote(num(v)) + " " + num(v));
-    settings += "set xtics (" + join(tics, ", ") + ")\n";
-  }
-  c.plan.charts.push_back({chart.name,
-                           make_script(chart.name, title, chart.x_column + " tokens_per_s_per_gpu point", settings,
-                                       clauses(plots), c.request.format, {}),
-                           data, images_of(chart.name, c.request.format)});
 }
 
 std::set<std::size_t> dims_of(const View& v, std::initializer_list<const char*> paths) {
@@ -648,51 +922,67 @@ void step_time_breakdown(Context& c) {
     c.plan.messages.push_back("skipped " + name + ": no ok point has every time_*_s value");
     return;
   }
-  const Bars bars = bars_for(c.view, points);
+  const Panels panels = make_panels(c, name, points, {}, /*bars=*/true, kPlotMaxBars);
+  const bool split = panels.list.size() > 1;
+  double top = 0.0;  // split charts share their scale
+  for (const Point* p : points) {
+    double stack = 0.0;
+    for (const auto& col : needed) stack += *metric(*p, col);
+    top = std::max({top, stack, metric(*p, kHidden).value_or(0.0), metric(*p, kStepMean).value_or(0.0)});
+  }
   const std::string title = title_of(c, "Where a decode step goes, per GPU (mean over steps and GPUs)");
   std::string columns = "position point compute_ms exposed_transfer_ms exposed_collectives_ms idle_ms";
   if (hidden) columns += " hidden_transfer_ms";
   if (mean) columns += " step_time_mean_ms";
-  std::string data = "# " + title + "\n# columns: " + columns +
-                     "\n# compute = time_gemm_s + time_attention_s + time_indexer_s + time_norm_s + time_elementwise_s"
-                     " + time_host_s; exposed_transfer = time_transfers_s; exposed_collectives = time_collectives_s;"
-                     " idle = time_idle_s; hidden_transfer = offload_hidden_s (0 without offload); all x 1000\n";
-  for (std::size_t i = 0; i < points.size(); ++i) {
-    const Point& p = *points[i];
-    double compute = 0.0;
-    for (const auto& col : kComputeColumns) compute += *metric(p, col);
-    data += num(bars.positions[i]) + " " + std::to_string(p.index) + " " + num(compute * 1e3) + " " +
-            num(*metric(p, kTransfers) * 1e3) + " " + num(*metric(p, kCollectives) * 1e3) + " " +
-            num(*metric(p, kIdle) * 1e3);
-    if (hidden) data += " " + num(metric(p, kHidden).value_or(0.0) * 1e3);
-    if (mean) data += " " + (metric(p, kStepMean) ? num(*metric(p, kStepMean) * 1e3) : std::string("NaN"));
-    data += "\n";
+  for (const auto& panel : panels.list) {
+    const Bars bars = bars_for(c.view, panel.points);
+    const std::string subtitle = subtitle_of(c, panel);
+    const std::string head = heading(title, subtitle);
+    std::string data = "# " + head + "\n# columns: " + columns +
+                       "\n# compute = time_gemm_s + time_attention_s + time_indexer_s + time_norm_s + time_elementwise_s"
+                       " + time_host_s; exposed_transfer = time_transfers_s; exposed_collectives = time_collectives_s;"
+                       " idle = time_idle_s; hidden_transfer = offload_hidden_s (0 without offload); all x 1000\n";
+    for (std::size_t i = 0; i < panel.points.size(); ++i) {
+      const Point& p = *panel.points[i];
+      double compute = 0.0;
+      for (const auto& col : kComputeColumns) compute += *metric(p, col);
+      data += num(bars.positions[i]) + " " + std::to_string(p.index) + " " + num(compute * 1e3) + " " +
+              num(*metric(p, kTransfers) * 1e3) + " " + num(*metric(p, kCollectives) * 1e3) + " " +
+              num(*metric(p, kIdle) * 1e3);
+      if (hidden) data += " " + num(metric(p, kHidden).value_or(0.0) * 1e3);
+      if (mean) data += " " + (metric(p, kStepMean) ? num(*metric(p, kStepMean) * 1e3) : std::string("NaN"));
+      data += "\n";
+    }
+    const std::string file = "'" + panel.name + ".dat'";
+    // The stack on [x - 0.4, x + 0.06], the hidden transfer beside it on [x + 0.1, x + 0.4].
+    const std::string stack = file + " using 1:(0):($1-0.4):($1+0.06):";
+    std::vector<std::string> plots = {
+        stack + "(0):3 with boxxyerror lc rgb '#4477aa' title 'compute (gemm, attention, indexer, norm, elementwise, host)'",
+        stack + "3:($3+$4) with boxxyerror lc rgb '#ee6677' title 'exposed transfer (fetch waits, gather slow-down, "
+                "write-back drain)'",
+        stack + "($3+$4):($3+$4+$5) with boxxyerror lc rgb '#228833' title 'exposed collectives (all-to-all, all-reduce "
+                "on the compute stream)'",
+        stack + "($3+$4+$5):($3+$4+$5+$6) with boxxyerror lc rgb '#bbbbbb' title 'idle (waiting for other GPUs)'",
+    };
+    if (hidden) {
+      plots.push_back(file + " using 1:(0):($1+0.1):($1+0.4):(0):7 with boxxyerror fs pattern 4 border lc rgb '#ee6677' "
+                             "lc rgb '#ee6677' title 'hidden transfer (overlapped with compute, not in the step)'");
+    }
+    if (mean) {
+      plots.push_back(file + " using ($1-0.4):" + std::string(hidden ? "8" : "7") +
+                      ":(0.46):(0) with vectors nohead lw 2 lc rgb 'black' title 'mean step time (step_time_mean_s)'");
+    }
+    std::string settings = common_settings(title, "", "time per decode step (ms)", subtitle);
+    settings += "set style fill solid 0.9 border lc rgb '#404040'\n" +
+                (split ? "set yrange [0:" + num(top * 1e3 * 1.05) + "]\n" : std::string("set yrange [0:*]\n")) +
+                bars.settings +
+                footnote("The stack adds up to the mean step time: time_*_s are per step, mean over steps and GPUs. "
+                         "Hidden transfer ran under compute; it is not part of the step.") +
+                (split ? footnote_above(panels.note, bars.layout.height) : std::string());
+    c.plan.charts.push_back({panel.name,
+                             make_script(panel.name, head, columns, settings, clauses(plots), c.request.format, bars.layout),
+                             data, images_of(panel.name, c.request.format)});
   }
-  const std::string file = "'" + name + ".dat'";
-  // The stack on [x - 0.4, x + 0.06], the hidden transfer beside it on [x + 0.1, x + 0.4].
-  const std::string stack = file + " using 1:(0):($1-0.4):($1+0.06):";
-  std::vector<std::string> plots = {
-      stack + "(0):3 with boxxyerror lc rgb '#4477aa' title 'compute (gemm, attention, indexer, norm, elementwise, host)'",
-      stack + "3:($3+$4) with boxxyerror lc rgb '#ee6677' title 'exposed transfer (fetch waits, gather slow-down, "
-              "write-back drain)'",
-      stack + "($3+$4):($3+$4+$5) with boxxyerror lc rgb '#228833' title 'exposed collectives (all-to-all, all-reduce "
-              "on the compute stream)'",
-      stack + "($3+$4+$5):($3+$4+$5+$6) with boxxyerror lc rgb '#bbbbbb' title 'idle (waiting for other GPUs)'",
-  };
-  if (hidden) {
-    plots.push_back(file + " using 1:(0):($1+0.1):($1+0.4):(0):7 with boxxyerror fs pattern 4 border lc rgb '#ee6677' "
-                           "lc rgb '#ee6677' title 'hidden transfer (overlapped with compute, not in the step)'");
-  }
-  if (mean) {
-    plots.push_back(file + " using ($1-0.4):" + std::string(hidden ? "8" : "7") +
-                    ":(0.46):(0) with vectors nohead lw 2 lc rgb 'black' title 'mean step time (step_time_mean_s)'");
-  }
-  std::string settings = common_settings(title, "", "time per decode step (ms)");
-  settings += "set style fill solid 0.9 border lc rgb '#404040'\nset yrange [0:*]\n" + bars.settings +
-              footnote("The stack adds up to the mean step time: time_*_s are per step, mean over steps and GPUs. "
-                       "Hidden transfer ran under compute; it is not part of the step.");
-  c.plan.charts.push_back({name, make_script(name, title, columns, settings, clauses(plots), c.request.format, bars.layout),
-                           data, images_of(name, c.request.format)});
 }
 
 void pcie_utilization(Context& c) {
@@ -717,39 +1007,53 @@ void pcie_utilization(Context& c) {
     c.plan.messages.push_back("skipped " + name + ": no ok point offloads its cache (pcie_*_utilization is null)");
     return;
   }
-  const Bars bars = bars_for(c.view, points);
+  const Panels panels = make_panels(c, name, points, {}, /*bars=*/true, kPlotMaxBars);
+  const bool split = panels.list.size() > 1;
+  double top = 0.0;  // split charts share their scale
+  for (const Point* p : points) {
+    top = std::max({top, metric(*p, kH2d).value_or(0.0), metric(*p, kD2h).value_or(0.0)});
+  }
   const std::string title = title_of(c, "PCIe utilisation of each GPU's link, offload points");
   std::string columns = "position point";
   if (h2d) columns += " h2d_percent";
   if (d2h) columns += " d2h_percent";
-  std::string data = "# " + title + "\n# columns: " + columns +
-                     " (percent of the link's bandwidth in that direction over the run: pcie_*_utilization x 100)\n";
-  for (std::size_t i = 0; i < points.size(); ++i) {
-    const Point& p = *points[i];
-    data += num(bars.positions[i]) + " " + std::to_string(p.index);
-    for (const auto& [on, col] : {std::pair{h2d, kH2d}, std::pair{d2h, kD2h}}) {
-      if (on) data += " " + (metric(p, col) ? num(*metric(p, col) * 100.0) : std::string("NaN"));
+  for (const auto& panel : panels.list) {
+    const Bars bars = bars_for(c.view, panel.points);
+    const std::string subtitle = subtitle_of(c, panel);
+    const std::string head = heading(title, subtitle);
+    std::string data = "# " + head + "\n# columns: " + columns +
+                       " (percent of the link's bandwidth in that direction over the run: pcie_*_utilization x 100)\n";
+    for (std::size_t i = 0; i < panel.points.size(); ++i) {
+      const Point& p = *panel.points[i];
+      data += num(bars.positions[i]) + " " + std::to_string(p.index);
+      for (const auto& [on, col] : {std::pair{h2d, kH2d}, std::pair{d2h, kD2h}}) {
+        if (on) data += " " + (metric(p, col) ? num(*metric(p, col) * 100.0) : std::string("NaN"));
+      }
+      data += "\n";
     }
-    data += "\n";
+    const std::string file = "'" + panel.name + ".dat'";
+    std::vector<std::string> plots;
+    const bool both = h2d && d2h;
+    if (h2d) {
+      plots.push_back(file + " using " + (both ? "($1-0.19)" : "1") +
+                      ":3 with boxes lc rgb '#4477aa' title 'host to GPU (h2d): cache misses fetched'");
+    }
+    if (d2h) {
+      plots.push_back(file + " using " + (both ? "($1+0.19)" : "1") + ":" + (h2d ? "4" : "3") +
+                      " with boxes lc rgb '#ee6677' title 'GPU to host (d2h): entries written back'");
+    }
+    std::string settings = common_settings(title, "", "utilisation (% of the link's bandwidth in that direction)", subtitle);
+    settings += "set style fill solid 0.9 border lc rgb '#404040'\nset boxwidth " + std::string(both ? "0.36" : "0.6") +
+                " absolute\n" +
+                (split ? "set yrange [0:" + num(top * 100.0 * 1.05) + "]\n" : std::string("set yrange [0:*]\n")) +
+                bars.settings +
+                footnote("Bytes moved over the run / (run time x bandwidth), per GPU link; points without offload are "
+                         "left out.") +
+                (split ? footnote_above(panels.note, bars.layout.height) : std::string());
+    c.plan.charts.push_back({panel.name,
+                             make_script(panel.name, head, columns, settings, clauses(plots), c.request.format, bars.layout),
+                             data, images_of(panel.name, c.request.format)});
   }
-  const std::string file = "'" + name + ".dat'";
-  std::vector<std::string> plots;
-  const bool both = h2d && d2h;
-  if (h2d) {
-    plots.push_back(file + " using " + (both ? "($1-0.19)" : "1") +
-                    ":3 with boxes lc rgb '#4477aa' title 'host to GPU (h2d): cache misses fetched'");
-  }
-  if (d2h) {
-    plots.push_back(file + " using " + (both ? "($1+0.19)" : "1") + ":" + (h2d ? "4" : "3") +
-                    " with boxes lc rgb '#ee6677' title 'GPU to host (d2h): entries written back'");
-  }
-  std::string settings = common_settings(title, "", "utilisation (% of the link's bandwidth in that direction)");
-  settings += "set style fill solid 0.9 border lc rgb '#404040'\nset boxwidth " + std::string(both ? "0.36" : "0.6") +
-              " absolute\nset yrange [0:*]\n" + bars.settings +
-              footnote("Bytes moved over the run / (run time x bandwidth), per GPU link; points without offload are "
-                       "left out.");
-  c.plan.charts.push_back({name, make_script(name, title, columns, settings, clauses(plots), c.request.format, bars.layout),
-                           data, images_of(name, c.request.format)});
 }
 
 void pareto_tpot(Context& c) {
@@ -777,10 +1081,45 @@ void pareto_tpot(Context& c) {
   }
   // Dots grouped by what is neither batch nor context: the configurations being compared.
   const auto axes = axes_among(c.view, points);
-  const auto series = group(axes, points, dims_of(c.view, {kBatchAxis, kContextAxis}));
+  auto excluded = dims_of(c.view, {kBatchAxis, kContextAxis});
+  // One chart (the front is over every point); past kPlotMaxSeries colours, coloured by the
+  // dimensions that give the most colours within it (among as many, the outermost).
+  std::string colours;
+  if (group(axes, points, excluded).size() > kPlotMaxSeries) {
+    auto dims = varying_dims(axes);
+    if (dims.size() > kMaxMaskDims) dims.resize(kMaxMaskDims);
+    const auto ids = value_ids(axes, points);
+    std::vector<std::size_t> all(points.size());
+    for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+    DimMask candidates_mask = 0;
+    for (std::size_t d = 0; d < dims.size() && d < kMaxChoiceDims; ++d) {
+      if (excluded.count(dims[d].dimension) == 0) candidates_mask |= DimMask{1} << d;
+    }
+    DimMask best = 0;
+    std::size_t best_count = 1;
+    for (DimMask keep = candidates_mask; keep != 0; keep = (keep - 1) & candidates_mask) {
+      const std::size_t n = distinct(ids, all, dims, keep);
+      if (n > kPlotMaxSeries) continue;
+      if (n > best_count || (n == best_count && more_outer(keep, best))) {
+        best = keep;
+        best_count = n;
+      }
+    }
+    for (std::size_t d = 0; d < dims.size(); ++d) {
+      if ((best >> d & 1U) == 0 && excluded.count(dims[d].dimension) == 0) excluded.insert(dims[d].dimension);
+    }
+    const DimMask dropped = candidates_mask & ~best;
+    colours = best == 0 ? "One colour for all points" : "Colours by " + dims_text(axes, dims, best);
+    colours += " (at most " + std::to_string(kPlotMaxSeries) + "); a colour's dots differ in " +
+               dims_text(axes, dims, dropped) + " too: plot a slice with --where PATH=VALUE to tell them apart.";
+    c.plan.messages.push_back(name + ": " + colours);
+  }
+  const auto series = group(axes, points, excluded);
   const auto front = pareto_front(candidates);
   const std::string title = title_of(c, "Throughput vs latency, and the Pareto front");
-  std::string data = "# " + title + "\n# columns: tpot_ms tokens_per_s_per_gpu point; TPOT = 1000 / "
+  const std::string subtitle = subtitle_of(c, Panel{});
+  const std::string head = heading(title, subtitle);
+  std::string data = "# " + head + "\n# columns: tpot_ms tokens_per_s_per_gpu point; TPOT = 1000 / "
                      "otps_per_request_tokens_per_s; one block per series (gnuplot index 0, 1, ...), the last the "
                      "Pareto front sorted by TPOT\n";
   std::vector<std::string> plots;
@@ -803,11 +1142,12 @@ void pareto_tpot(Context& c) {
   plots.push_back(file + " index " + std::to_string(series.size()) +
                   " using 1:2 with linespoints lw 2 lc rgb 'black' pt 6 ps 2.2 title 'Pareto front'");
   std::string settings = common_settings(title, "TPOT: time per output token of a request (ms)",
-                                         "decode throughput (tokens/s per GPU)");
+                                         "decode throughput (tokens/s per GPU)", subtitle);
   settings += "set xrange [0:" + num(max_tpot * 1.06) + "]\nset yrange [0:" + num(max_tp * 1.08) + "]\nset bmargin 6\n" +
               footnote("TPOT = 1000 / otps_per_request. Pareto front: the points that no other point beats on both "
                        "TPOT (lower) and throughput (higher).");
-  c.plan.charts.push_back({name, make_script(name, title, "tpot_ms tokens_per_s_per_gpu point", settings, clauses(plots),
+  if (!colours.empty()) settings += footnote_above(colours, kLineHeight);
+  c.plan.charts.push_back({name, make_script(name, head, "tpot_ms tokens_per_s_per_gpu point", settings, clauses(plots),
                                              c.request.format, {}),
                            data, images_of(name, c.request.format)});
 }
@@ -925,6 +1265,112 @@ std::vector<std::string> previous_plot_files(const std::filesystem::path& dir) {
   return names;
 }
 
+// --- --where ----------------------------------------------------------------------------------
+
+struct WhereClause {
+  std::string text;                // PATH=VALUE as given
+  std::string path;                // PATH
+  std::string axis;                // the axis PATH names or lies in
+  std::vector<std::string> keys;   // the keys of PATH below the axis (cache.pool_ratio: pool_ratio)
+  std::string raw;                 // VALUE
+  std::optional<Json> value;       // VALUE read as JSON, when it parses
+};
+
+WhereClause parse_where(const PlotInput& input, const std::string& text) {
+  const std::string origin = "--where " + text;
+  const auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    throw ConfigError(origin, "", "expected PATH=VALUE, a sweep axis and one of its values "
+                                  "(--where hardware.preset=h200-sxm-measured, --where cache.pool_ratio=0.2)");
+  }
+  WhereClause w;
+  w.text = text;
+  w.path = text.substr(0, eq);
+  w.raw = text.substr(eq + 1);
+  if (Json::accept(w.raw)) w.value = Json::parse(w.raw);
+  if (std::find(input.axes.begin(), input.axes.end(), w.path) != input.axes.end()) {
+    w.axis = w.path;
+  } else {
+    // A key inside an object axis: the longest axis that PATH continues with a dot.
+    for (const auto& a : input.axes) {
+      if (w.path.size() > a.size() + 1 && w.path.compare(0, a.size(), a) == 0 && w.path[a.size()] == '.' &&
+          a.size() > w.axis.size()) {
+        w.axis = a;
+      }
+    }
+    if (w.axis.empty()) {
+      throw ConfigError(origin, "", "\"" + w.path + "\" is not an axis of the sweep" + did_you_mean(w.path, input.axes) +
+                                        "; the axes are " + quoted_list(input.axes));
+    }
+    std::string rest = w.path.substr(w.axis.size() + 1);
+    std::size_t start = 0;
+    while (true) {
+      const auto dot = rest.find('.', start);
+      w.keys.push_back(rest.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+      if (dot == std::string::npos) break;
+      start = dot + 1;
+    }
+  }
+  return w;
+}
+
+// The record's value at the clause's path, or none.
+std::optional<Json> where_value(const WhereClause& w, const Record& r) {
+  const auto& axes = r.at("axes");
+  if (!axes.contains(w.axis)) return std::nullopt;
+  Json v = Json::parse(axes.at(w.axis).dump());
+  for (const auto& k : w.keys) {
+    if (!v.is_object() || !v.contains(k)) return std::nullopt;
+    v = Json(v[k]);
+  }
+  return v;
+}
+
+bool where_matches(const WhereClause& w, const Record& r) {
+  const auto v = where_value(w, r);
+  if (!v) return false;
+  return (w.value && *v == *w.value) || (!v->is_object() && !v->is_array() && scalar_text(*v) == w.raw);
+}
+
+// The records --where selects, and "where ..." for the titles; a clause no point matches, or
+// clauses no point matches together, are errors listing what the sweep has.
+std::pair<std::vector<Record>, std::string> apply_where(const PlotInput& input, const std::vector<std::string>& where) {
+  std::vector<WhereClause> clauses;
+  for (const auto& text : where) clauses.push_back(parse_where(input, text));
+  for (const auto& w : clauses) {
+    if (std::any_of(input.records.begin(), input.records.end(), [&](const Record& r) { return where_matches(w, r); })) continue;
+    std::vector<std::string> values;
+    for (const auto& r : input.records) {
+      const auto v = where_value(w, r);
+      if (!v) continue;
+      const std::string t = v->is_string() ? v->get<std::string>() : v->dump();
+      if (std::find(values.begin(), values.end(), t) == values.end()) values.push_back(t);
+    }
+    throw ConfigError("--where " + w.text, "", "no point of the sweep has " + w.path + " = " + w.raw +
+                                                   (values.empty() ? std::string("; no point has " + w.path + " at all")
+                                                                   : "; its values are " + quoted_list(values)));
+  }
+  std::vector<Record> kept;
+  for (const auto& r : input.records) {
+    bool ok = true;
+    for (const auto& w : clauses) {
+      // Clauses on one path: any of them.
+      bool any = false;
+      for (const auto& other : clauses) {
+        if (other.path == w.path && where_matches(other, r)) any = true;
+      }
+      ok = ok && any;
+    }
+    if (ok) kept.push_back(r);
+  }
+  std::vector<std::string> texts;
+  for (const auto& w : clauses) texts.push_back(w.text);
+  if (kept.empty()) {
+    throw ConfigError("--where " + join(texts, " --where "), "", "no point of the sweep matches all of them together");
+  }
+  return {std::move(kept), "where " + join(texts, ", ")};
+}
+
 }  // namespace
 
 PlotFormat parse_plot_format(const std::string& text, const std::string& option) {
@@ -1002,9 +1448,23 @@ PlotPlan plan_plots(const PlotInput& input, const PlotRequest& request) {
                                                        did_you_mean(request.x_axis, input.axes) + "; the axes are " +
                                                        quoted_list(input.axes));
   }
-  const View view = make_view(input);
+  PlotPlan plan;
+  std::string where;
+  PlotInput selected;
+  const PlotInput* in = &input;
+  if (!request.where.empty()) {
+    selected.origin = input.origin;
+    selected.name = input.name;
+    selected.axes = input.axes;
+    selected.zipped = input.zipped;
+    std::tie(selected.records, where) = apply_where(input, request.where);
+    plan.messages.push_back(input.origin + ": " + std::to_string(selected.records.size()) + " of the " +
+                            std::to_string(input.records.size()) + " points selected, " + where);
+    in = &selected;
+  }
+  const View view = make_view(*in);
   std::map<std::string, std::size_t> not_ok;
-  for (const auto& r : input.records) {
+  for (const auto& r : in->records) {
     const std::string status = r.value("status", std::string());
     if (status != "ok") ++not_ok[status];
   }
@@ -1013,12 +1473,12 @@ PlotPlan plan_plots(const PlotInput& input, const PlotRequest& request) {
   if (view.ok.empty()) {
     throw ConfigError(input.origin, "", "no point is ok (" + join(counts, ", ") + "): nothing to plot");
   }
-  PlotPlan plan;
   if (!not_ok.empty()) {
-    plan.messages.push_back(input.origin + ": " + std::to_string(input.records.size()) + " points, " +
-                            std::to_string(view.ok.size()) + " ok and plotted; not plotted: " + join(counts, ", "));
+    plan.messages.push_back(input.origin + ": " + std::to_string(in->records.size()) + " points" +
+                            (where.empty() ? "" : " selected") + ", " + std::to_string(view.ok.size()) +
+                            " ok and plotted; not plotted: " + join(counts, ", "));
   }
-  Context c{input, request, view, plan, input.name.empty() ? "" : "sweep " + input.name};
+  Context c{*in, request, view, plan, input.name.empty() ? "" : "sweep " + input.name, where};
   throughput_vs_batch(c);
   throughput_vs_context(c);
   if (!request.x_axis.empty()) throughput_vs_axis(c, request.x_axis);

@@ -11,9 +11,16 @@
 // A chart whose metric columns the ledger lacks is skipped with a message naming the columns and
 // the summary fields the spec's "metrics" must list.
 //
+// Big sweeps: a line chart with more than kPlotMaxSeries lines, or a bar chart with more than
+// kPlotMaxBars bars, is split into small multiples, one chart per value of the sweep dimensions
+// that give the fewest charts (ties: the outermost), named NAME--axis=value--axis=value; the
+// Pareto chart stays one (its front is over every point) and colours by fewer axes instead. A chart
+// that would need more than kPlotMaxCharts parts is skipped with a message: plot a slice (--where).
+//
 // plan_plots() is pure: the same ledger and request give byte-identical scripts and data files.
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -42,9 +49,21 @@ struct PlotInput {
 // a number nor null.
 [[nodiscard]] PlotInput read_plot_input(const std::filesystem::path& sweep_dir);
 
+// At most 12 lines (or Pareto colours) a chart: the palette's 8 colours, then the colours again
+// with other point shapes; past a dozen a legend entry can no longer be matched to its line by eye.
+inline constexpr std::size_t kPlotMaxSeries = 12;
+// At most 64 bars a chart: 40 pixels a bar, a 3,300-pixel wide image.
+inline constexpr std::size_t kPlotMaxBars = 64;
+// At most 64 charts of one kind: more is not a chart to read but a table; plot a slice.
+inline constexpr std::size_t kPlotMaxCharts = 64;
+
 struct PlotRequest {
   PlotFormat format = PlotFormat::both;
   std::string x_axis;  // --x: also plot throughput against this axis (empty: not)
+  // --where PATH=VALUE: plot only the points whose axis PATH (or key PATH of an object axis, such
+  // as cache.pool_ratio) has VALUE (read as JSON when it parses, else as a string; a value's text
+  // also matches). Clauses on one path: any of them; on different paths: all.
+  std::vector<std::string> where;
 };
 
 // One chart: the script NAME.gp, run in the directory holding NAME.dat, writes `images` there.
@@ -60,8 +79,9 @@ struct PlotPlan {
   std::vector<std::string> messages;  // for the user: charts skipped and why, points left out
 };
 
-// The charts of `input`'s ok points. Throws ConfigError when no point is ok, when every chart is
-// skipped (the message gives each reason), or when --x names no axis.
+// The charts of `input`'s ok points (those --where selects). Throws ConfigError when no point is
+// ok, when every chart is skipped (the message gives each reason), when --x or a --where path
+// names no axis, or when a --where value matches no point.
 [[nodiscard]] PlotPlan plan_plots(const PlotInput& input, const PlotRequest& request);
 
 // The gnuplot executable: `program` itself when it contains a '/', else the first executable

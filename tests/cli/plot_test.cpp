@@ -439,4 +439,269 @@ TEST_CASE("plot renders PNG and SVG charts with gnuplot, with their scripts and 
   }
 }
 
+
+// --- A big sweep: small multiples and --where ---------------------------------------------------
+
+// Nodes (zipped with attention_dp) x preset x batch x MTP acceptance: 2 x 3 x 4 x 3 = 72 points,
+// all ok, in sweep order (the last axis fastest).
+const char* kBigSpec = R"({
+  "schema": "ess-sim/sweep/v1", "name": "big", "base": "base.json",
+  "axes": [
+    {"path": "hardware.nodes", "values": [1, 2]},
+    {"path": "parallelism.attention_dp", "values": [8, 16]},
+    {"path": "hardware.preset", "values": ["x", "y", "z"]},
+    {"path": "workload.batch_per_gpu", "values": [1, 2, 4, 8]},
+    {"path": "workload.mtp.acceptance", "values": [1, 1.5, 2]}
+  ],
+  "zip": [["hardware.nodes", "parallelism.attention_dp"]]
+})";
+
+void write_big_sweep(const std::filesystem::path& dir) {
+  const std::vector<std::string> presets = {"x", "y", "z"};
+  const std::vector<int> batches = {1, 2, 4, 8};
+  const std::vector<double> acceptances = {1, 1.5, 2};
+  std::string ledger;
+  std::size_t point = 0;
+  for (int n = 1; n <= 2; ++n) {
+    for (std::size_t p = 0; p < presets.size(); ++p) {
+      for (const int b : batches) {
+        for (const double a : acceptances) {
+          nlohmann::ordered_json r;
+          r["point"] = point;
+          r["axes"] = {{"hardware.nodes", n},
+                       {"parallelism.attention_dp", 8 * n},
+                       {"hardware.preset", presets[p]},
+                       {"workload.batch_per_gpu", b},
+                       {"workload.mtp.acceptance", a}};
+          r["status"] = "ok";
+          r["reason"] = nullptr;
+          const double step = 0.02 + 0.001 * b + 0.002 * static_cast<double>(p);
+          r["batch_per_gpu"] = b;
+          r["tokens_per_s_per_gpu"] = b * a / step;
+          r["otps_per_request_tokens_per_s"] = a / step;
+          for (const char* col : {"time_gemm_s", "time_attention_s", "time_indexer_s", "time_norm_s",
+                                  "time_elementwise_s", "time_host_s", "time_transfers_s", "time_collectives_s"}) {
+            r[col] = step / 10;
+          }
+          r["time_idle_s"] = step * 0.2;
+          r["step_time_mean_s"] = step;
+          r["pcie_h2d_utilization"] = 0.01 * b;
+          r["scenario_sha256"] = "0";
+          r["ess_sim_version"] = "test";
+          r["wall_s"] = 0.1;
+          ledger += r.dump() + "\n";
+          ++point;
+        }
+      }
+    }
+  }
+  std::ofstream(dir / "results.jsonl") << ledger;
+  nlohmann::ordered_json copy;
+  copy["schema"] = "ess-sim/sweep-dir/v1";
+  copy["spec_sha256"] = "0";
+  copy["shard"] = "0/1";
+  copy["spec"] = json::parse(kBigSpec);
+  std::ofstream(dir / "spec.json") << copy.dump(2) << "\n";
+}
+
+std::vector<std::string> chart_names(const ess::PlotPlan& plan) {
+  std::vector<std::string> names;
+  for (const auto& c : plan.charts) names.push_back(c.name);
+  return names;
+}
+
+// The series a line or Pareto chart plots: its data blocks.
+std::size_t blocks(const std::string& data) {
+  std::size_t n = 0;
+  for (auto at = data.find("# index "); at != std::string::npos; at = data.find("# index ", at + 1)) ++n;
+  return n;
+}
+
+// The bars of a bar chart: its data rows.
+std::size_t rows(const std::string& data) {
+  std::size_t n = 0;
+  std::size_t start = 0;
+  while (start < data.size()) {
+    const auto end = data.find('\n', start);
+    if (data[start] != '#') ++n;
+    start = end == std::string::npos ? data.size() : end + 1;
+  }
+  return n;
+}
+
+TEST_CASE("plot splits a chart with too many lines or bars into small multiples, one per value of a dimension", "[plot]") {
+  const ScratchDir dir("ess-plot-big");
+  write_big_sweep(dir.path());
+  const auto plan = ess::plan_plots(ess::read_plot_input(dir.path()), {});
+  // Throughput vs batch: nodes (with attention_dp) x preset x acceptance = 2 x 3 x 3 = 18 lines,
+  // more than 12. Splitting by nodes gives 2 charts of 9 lines; by preset or acceptance, 3 of 6:
+  // nodes, the fewest charts. The file names name only the zip's first axis.
+  const std::vector<std::string> expected = {
+      "throughput_vs_batch--nodes=1", "throughput_vs_batch--nodes=2",  // 18 lines
+      "step_time_breakdown--nodes=1", "step_time_breakdown--nodes=2",  // 72 bars > 64: 2 x 36
+      "pcie_utilization--nodes=1",    "pcie_utilization--nodes=2",     // 72 bars
+      "pareto_tpot"};                                                  // one chart, fewer colours
+  CHECK(chart_names(plan) == expected);
+  CHECK(has_message(plan, "throughput_vs_batch: 18 lines, more than 12 in one chart: split into 2 charts, one per "
+                          "hardware.nodes (throughput_vs_batch--*)"));
+  CHECK(has_message(plan, "step_time_breakdown: 72 bars, more than 64 in one chart: split into 2 charts"));
+  for (const auto& name : {"throughput_vs_batch--nodes=1", "throughput_vs_batch--nodes=2"}) {
+    const auto* c = chart(plan, name);
+    REQUIRE(c != nullptr);
+    INFO(name);
+    CHECK(blocks(c->data) == 9);
+    CHECK(blocks(c->data) <= ess::kPlotMaxSeries);
+    // Legends name only what varies within the chart; the title names the fixed values.
+    CHECK(contains(c->script, "title 'preset=x acceptance=1.5'"));
+    CHECK_FALSE(contains(c->script, "title 'nodes="));
+    CHECK(contains(c->script, "set output '" + std::string(name) + ".png'"));
+    CHECK(contains(c->script, "'" + std::string(name) + ".dat' index 8 using 1:2"));
+    // Both share one y scale: the largest throughput of the whole chart, 8 x 2 / 0.028 = 571.43, + 5%.
+    CHECK(contains(c->script, "set yrange [0:600]\n"));
+  }
+  CHECK(contains(chart(plan, "throughput_vs_batch--nodes=2")->script,
+                 "set title \"Throughput per GPU vs batch per GPU - sweep big\\nnodes=2 attention_dp=16\""));
+  for (const auto& name : {"step_time_breakdown--nodes=1", "pcie_utilization--nodes=2"}) {
+    INFO(name);
+    REQUIRE(chart(plan, name) != nullptr);
+    CHECK(rows(chart(plan, name)->data) == 36);
+    CHECK(rows(chart(plan, name)->data) <= ess::kPlotMaxBars);
+  }
+  // Pareto: 18 colours; within 12 the most are preset x acceptance (9), more than nodes x preset (6).
+  const auto* pareto = chart(plan, "pareto_tpot");
+  REQUIRE(pareto != nullptr);
+  CHECK(blocks(pareto->data) == 9 + 1);  // and the front
+  CHECK(has_message(plan, "pareto_tpot: Colours by hardware.preset and workload.mtp.acceptance (at most 12); a colour's "
+                          "dots differ in hardware.nodes too"));
+  CHECK(contains(pareto->data, "# index 0: preset=x acceptance=1.0\n"));
+
+  SECTION("the same ledger gives byte-identical split charts") {
+    const auto again = ess::plan_plots(ess::read_plot_input(dir.path()), {});
+    REQUIRE(chart_names(again) == expected);
+    for (std::size_t i = 0; i < plan.charts.size(); ++i) {
+      CHECK(again.charts[i].script == plan.charts[i].script);
+      CHECK(again.charts[i].data == plan.charts[i].data);
+    }
+  }
+  SECTION("among as few charts, the outermost dimension splits") {
+    // Without nodes 2: preset x acceptance = 9 lines, within the limit: one chart. Without the
+    // first preset too, but keeping both nodes: nodes x preset x acceptance = 2 x 2 x 3 = 12: one chart.
+    ess::PlotRequest request;
+    request.where = {"hardware.preset=y", "hardware.preset=z"};
+    const auto sliced = ess::plan_plots(ess::read_plot_input(dir.path()), request);
+    REQUIRE(chart(sliced, "throughput_vs_batch") != nullptr);
+    CHECK(blocks(chart(sliced, "throughput_vs_batch")->data) == 12);
+    // 4 acceptances would make 16: by nodes (2 charts of 8) or by preset (2 of 8), nodes outermost.
+  }
+}
+
+TEST_CASE("plot skips a chart that would need more than 64 small multiples, pointing to --where", "[plot]") {
+  const ScratchDir dir("ess-plot-huge");
+  // 65 x 13 lines along 2 batches: by a (65 charts of 13 lines) and by b (13 of 65) both exceed
+  // 12 lines, by both 845 charts exceed 64.
+  std::string ledger;
+  std::size_t point = 0;
+  for (int a = 0; a < 65; ++a) {
+    for (int b = 0; b < 13; ++b) {
+      for (const int batch : {1, 2}) {
+        nlohmann::ordered_json r;
+        r["point"] = point++;
+        r["axes"] = {{"a", a}, {"b", b}, {"workload.batch_per_gpu", batch}};
+        r["status"] = "ok";
+        r["tokens_per_s_per_gpu"] = 100.0 * batch + a + b;
+        r["otps_per_request_tokens_per_s"] = 10.0 + a;
+        ledger += r.dump() + "\n";
+      }
+    }
+  }
+  std::ofstream(dir.path() / "results.jsonl") << ledger;
+  const auto plan = ess::plan_plots(ess::read_plot_input(dir.path()), {});
+  CHECK(chart(plan, "throughput_vs_batch") == nullptr);
+  CHECK(has_message(plan, "skipped throughput_vs_batch: 845 lines would need 845 charts of at most 12 (one per a and b), "
+                          "more than 64; plot a slice with --where PATH=VALUE"));
+  // A slice of it fits: 13 lines, more than 12, split by b (the only dimension left) into 13 charts,
+  // and the Pareto chart.
+  ess::PlotRequest request;
+  request.where = {"a=3"};
+  const auto sliced = ess::plan_plots(ess::read_plot_input(dir.path()), request);
+  CHECK(has_message(sliced, "26 of the 1690 points selected, where a=3"));
+  CHECK(chart_names(sliced).size() == 13 + 1);
+  CHECK(chart_names(sliced).front() == "throughput_vs_batch--b=0");
+}
+
+TEST_CASE("plot --where plots a slice of the sweep", "[plot]") {
+  const ScratchDir dir("ess-plot");
+  write_sweep(dir.path());
+  const auto input = ess::read_plot_input(dir.path());
+  ess::PlotRequest request;
+  SECTION("a key of an object axis; the title says which slice") {
+    request.where = {"cache.pool_ratio=0.1"};
+    const auto plan = ess::plan_plots(input, request);
+    CHECK(has_message(plan, "2 of the 6 points selected, where cache.pool_ratio=0.1"));
+    const auto* c = chart(plan, "throughput_vs_context");
+    REQUIRE(c != nullptr);
+    // Points 1 and 4, one line: the cache no longer varies, so it names no series.
+    CHECK(contains(c->data, "# Throughput per GPU vs context length - sweep hand - where cache.pool_ratio=0.1\n"));
+    CHECK(contains(c->data, "# index 0: all points\n1024 1200 1\n4096 700 4\n"));
+    CHECK(blocks(c->data) == 1);
+    CHECK(contains(c->script, "set title \"Throughput per GPU vs context length - sweep hand\\nwhere cache.pool_ratio=0.1\""));
+  }
+  SECTION("clauses on one path: any; on two paths: all; a value's text matches too") {
+    request.where = {"cache.pool_ratio=0.1", "cache.pool_ratio=0.2", "hardware.pcie.h2d_bandwidth=50GB/s",
+                     "workload.context_length=1024"};
+    const auto plan = ess::plan_plots(input, request);
+    CHECK(has_message(plan, "2 of the 6 points selected"));
+    // Points 1 and 2 (pool ratio 0.1 and 0.2) at 1024 tokens and 50GB/s.
+    const auto* c = chart(plan, "pareto_tpot");
+    REQUIRE(c != nullptr);
+    CHECK(contains(c->data, "# index 0: pool_ratio=0.1\n40 1200 1\n\n\n# index 1: pool_ratio=0.2\n25 1100 2\n\n\n"
+                            "# index 2: Pareto front\n"));
+  }
+  SECTION("errors: no '=', no such axis, no such value, nothing together") {
+    request.where = {"cache"};
+    CHECK_THROWS_WITH(ess::plan_plots(input, request), Catch::Contains("--where cache: expected PATH=VALUE"));
+    request.where = {"workload.context_lenght=1024"};
+    CHECK_THROWS_WITH(ess::plan_plots(input, request),
+                      Catch::Contains("\"workload.context_lenght\" is not an axis of the sweep") &&
+                          Catch::Contains("workload.context_length"));
+    request.where = {"workload.context_length=2048"};
+    CHECK_THROWS_WITH(ess::plan_plots(input, request),
+                      Catch::Contains("no point of the sweep has workload.context_length = 2048; its values are") &&
+                          Catch::Contains("1024") && Catch::Contains("4096"));
+    request.where = {"cache.mode=gpu", "hardware.pcie.h2d_bandwidth=25GB/s", "workload.context_length=1024"};
+    CHECK_THROWS_WITH(ess::plan_plots(input, request), Catch::Contains("no point of the sweep matches all of them together"));
+    const auto r = run_cli({"plot", dir.path().string(), "--where", "cache.transfer=copy", "--gnuplot", "/bin/true"});
+    CHECK(r.code == 2);
+    CHECK(contains(r.err, "no point of the sweep has cache.transfer = copy"));
+  }
+}
+
+TEST_CASE("plot renders split charts as one output set and removes them when a slice is plotted", "[plot]") {
+  try {
+    (void)ess::find_gnuplot("gnuplot");
+  } catch (const ess::OutputError&) {
+    WARN("gnuplot is not installed (apt-get install gnuplot-nox): the rendering is not checked");
+    return;
+  }
+  const ScratchDir dir("ess-plot-big");
+  write_big_sweep(dir.path());
+  const auto r = run_cli({"plot", dir.path().string(), "--format", "png"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const auto plots = dir.path() / "plots";
+  for (const std::string name : {"throughput_vs_batch--nodes=1", "throughput_vs_batch--nodes=2", "pcie_utilization--nodes=2"}) {
+    for (const std::string ext : {".gp", ".dat", ".png"}) {
+      INFO(name + ext);
+      CHECK(std::filesystem::exists(plots / (name + ext)));
+    }
+  }
+  CHECK_FALSE(std::filesystem::exists(plots / "throughput_vs_batch.png"));
+  const auto sliced = run_cli({"plot", dir.path().string(), "--format", "png", "--where", "hardware.nodes=1"});
+  INFO(sliced.err);
+  REQUIRE(sliced.code == 0);
+  CHECK(std::filesystem::exists(plots / "throughput_vs_batch.png"));
+  CHECK_FALSE(std::filesystem::exists(plots / "throughput_vs_batch--nodes=1.png"));
+  CHECK_FALSE(std::filesystem::exists(plots / "pcie_utilization--nodes=2.dat"));
+}
+
 }  // namespace
