@@ -59,8 +59,9 @@ class Progress {
     if (o_.progress == nullptr) return;
     char what[64];
     if (outcome.status == "ok") {
-      const auto& st = outcome.results["summary"]["step_time_s"]["mean"];
-      std::snprintf(what, sizeof what, "%.1f ms", st.is_number() ? st.get<double>() * 1e3 : 0.0);
+      const nlohmann::ordered_json::json_pointer mean("/summary/step_time_s/mean");
+      const bool known = outcome.results.contains(mean) && outcome.results.at(mean).is_number();
+      std::snprintf(what, sizeof what, "%.1f ms", known ? outcome.results.at(mean).get<double>() * 1e3 : 0.0);
     } else {
       std::snprintf(what, sizeof what, "%s", outcome.reason_code.c_str());
     }

@@ -322,10 +322,12 @@ ParetoTable pareto_table(const std::vector<nlohmann::ordered_json>& records, std
     if (rec.contains("tokens_per_s_per_gpu") && rec.contains("otps_per_request_tokens_per_s")) has_columns = true;
     if (rec.value("status", "") != "ok") continue;
     ++t.ok_points;
-    const auto& tps = rec["tokens_per_s_per_gpu"];
-    const auto& otps = rec["otps_per_request_tokens_per_s"];
-    if (!tps.is_number() || !otps.is_number() || otps.get<double>() <= 0) continue;
-    const auto point = rec["point"].get<std::size_t>();
+    // value(), not operator[]: on a const object a missing key is undefined behaviour.
+    const nlohmann::ordered_json tps = rec.value("tokens_per_s_per_gpu", nlohmann::ordered_json());
+    const nlohmann::ordered_json otps = rec.value("otps_per_request_tokens_per_s", nlohmann::ordered_json());
+    const nlohmann::ordered_json index = rec.value("point", nlohmann::ordered_json());
+    if (!tps.is_number() || !otps.is_number() || otps.get<double>() <= 0 || !index.is_number_unsigned()) continue;
+    const auto point = index.get<std::size_t>();
     points.push_back({1.0 / otps.get<double>(), tps.get<double>(), point});
     by_point[point] = &rec;
   }
