@@ -24,6 +24,7 @@
 #include "sim/config/did_you_mean.h"
 #include "sim/config/json_text.h"
 #include "sim/io/atomic_file.h"
+#include "sim/io/child_process.h"
 #include "sim/io/read_file.h"
 #include "sim/sweep/ledger.h"
 #include "sim/sweep/pareto.h"
@@ -1199,37 +1200,9 @@ std::string trim(std::string s) {
 std::string run_gnuplot(const std::filesystem::path& gnuplot, const std::filesystem::path& dir, const std::string& script) {
   const auto out_path = dir / ".gnuplot.stdout";
   const auto err_path = dir / ".gnuplot.stderr";
-  const int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  const int out = ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  const int err = ::open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (in < 0 || out < 0 || err < 0) {
-    const int e = errno;
-    for (const int fd : {in, out, err}) {
-      if (fd >= 0) ::close(fd);
-    }
-    throw OutputError(dir, "cannot prepare gnuplot's output files in " + dir.string() + ": " + os_error(e));
-  }
   const std::string program = gnuplot.string();
-  const std::string cwd = dir.string();
-  std::vector<char*> argv = {const_cast<char*>(program.c_str()), const_cast<char*>(script.c_str()), nullptr};
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    // The child: only async-signal-safe calls until exec.
-    if (::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0 || ::chdir(cwd.c_str()) != 0) _exit(126);
-    ::execv(program.c_str(), argv.data());
-    const char* msg = "cannot execute gnuplot\n";
-    (void)!::write(2, msg, std::strlen(msg));
-    _exit(127);
-  }
-  const int fork_errno = errno;
-  ::close(in);
-  ::close(out);
-  ::close(err);
-  if (pid < 0) throw OutputError(gnuplot, "cannot start " + program + ": fork: " + os_error(fork_errno));
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) throw OutputError(gnuplot, "cannot wait for " + program + ": " + os_error(errno));
-  }
+  const pid_t pid = start_child(program, {script}, dir, out_path, err_path, "cannot execute gnuplot");
+  const int status = wait_child(pid, program);
   const std::string stderr_text = trim(read_output(err_path));
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     const std::string how = WIFEXITED(status) ? "exited with status " + std::to_string(WEXITSTATUS(status))

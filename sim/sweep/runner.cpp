@@ -21,6 +21,7 @@
 #include "sim/config/quantity.h"
 #include "sim/config/scenario.h"
 #include "sim/io/atomic_file.h"
+#include "sim/io/child_process.h"
 #include "sim/io/read_file.h"
 #include "sim/io/sha256.h"
 #include "sim/sweep/ledger.h"
@@ -96,39 +97,10 @@ const SweepConstraint* matching_constraint(const SweepSpec& spec, const SweepPoi
   return nullptr;
 }
 
-// Starts `executable run BASE --set ... --steps N --json` in `cwd`, stdout and stderr to files.
+// Starts `executable ARGS` in `cwd`, stdout and stderr to files.
 pid_t spawn(const std::string& executable, const std::vector<std::string>& args, const std::filesystem::path& cwd,
             const std::filesystem::path& out_file, const std::filesystem::path& err_file) {
-  std::vector<char*> argv;
-  argv.push_back(const_cast<char*>(executable.c_str()));
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  const int in = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
-  const int out = ::open(out_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  const int err = ::open(err_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  if (in < 0 || out < 0 || err < 0) {
-    const int e = errno;
-    for (const int fd : {in, out, err}) {
-      if (fd >= 0) ::close(fd);
-    }
-    throw OutputError(out_file, "cannot create " + out_file.string() + ": " + std::strerror(e));
-  }
-  const std::string dir = cwd.empty() ? std::string(".") : cwd.string();
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    // The child: only async-signal-safe calls until exec.
-    if (::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(err, 2) < 0 || ::chdir(dir.c_str()) != 0) _exit(126);
-    ::execv(executable.c_str(), argv.data());
-    const char* msg = "error: cannot execute the ess-sim binary\n";
-    (void)!::write(2, msg, std::strlen(msg));
-    _exit(127);
-  }
-  const int fork_errno = errno;
-  ::close(in);
-  ::close(out);
-  ::close(err);
-  if (pid < 0) throw OutputError(out_file, std::string("cannot start a point: fork: ") + std::strerror(fork_errno));
-  return pid;
+  return start_child(executable, args, cwd, out_file, err_file, "error: cannot execute the ess-sim binary");
 }
 
 // Reads DIR/spec.json; empty when absent.
@@ -337,10 +309,7 @@ PointOutcome run_scenario_child(const std::string& executable, const std::string
   const auto out_file = work_dir / ("probe-" + std::to_string(::getpid()) + ".out");
   const auto err_file = work_dir / ("probe-" + std::to_string(::getpid()) + ".err");
   const pid_t pid = spawn(executable, args, cwd, out_file, err_file);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) throw OutputError(work_dir, std::string("waiting for a probe: ") + std::strerror(errno));
-  }
+  const int status = wait_child(pid, "a probe (" + executable + ")");
   const std::string out = read_and_remove(out_file);
   const std::string err = read_and_remove(err_file);
   return classify_run(WIFEXITED(status) ? WEXITSTATUS(status) : -1, WIFSIGNALED(status) ? WTERMSIG(status) : 0, out,

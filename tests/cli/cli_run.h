@@ -28,4 +28,17 @@ inline CliRun run_cli(const std::vector<std::string>& args) {
 // The bundled scenario most CLI tests run.
 inline const std::string kBundledScenario = std::string(ESS_SOURCE_DIR) + "/scenarios/dsv32-baseline-32k.json";
 
+// The lines of `text`, without their '\n' (a last line without one counts too).
+inline std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    const auto nl = text.find('\n', pos);
+    lines.push_back(text.substr(pos, nl - pos));
+    if (nl == std::string::npos) break;
+    pos = nl + 1;
+  }
+  return lines;
+}
+
 }  // namespace ess::test

@@ -25,6 +25,8 @@
 
 namespace {
 
+using ess::test::lines_of;
+
 namespace fs = std::filesystem;
 using ess::test::read_file;
 using ess::test::run_cli;
@@ -46,18 +48,6 @@ Shell sh(const std::string& command) {
   const int status = ::pclose(pipe);
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return r;
-}
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    const auto nl = text.find('\n', pos);
-    lines.push_back(text.substr(pos, nl - pos));
-    if (nl == std::string::npos) break;
-    pos = nl + 1;
-  }
-  return lines;
 }
 
 bool has_line(const std::string& text, const std::string& line) {

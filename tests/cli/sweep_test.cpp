@@ -24,6 +24,8 @@
 
 namespace {
 
+using ess::test::lines_of;
+
 using ess::test::read_file;
 using ess::test::run_cli;
 using ess::test::ScratchDir;
@@ -43,17 +45,6 @@ ess::ConfigError spec_error(const std::string& text) {
 }
 
 const std::string kHead = R"("schema": "ess-sim/sweep/v1", "base": "s.json", )";
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    const auto nl = text.find('\n', pos);
-    lines.push_back(text.substr(pos, nl - pos));
-    pos = nl + 1;
-  }
-  return lines;
-}
 
 // A ledger's records without wall_s, the one field allowed to differ between runs.
 std::vector<json> without_wall(const std::string& ledger) {
