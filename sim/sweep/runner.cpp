@@ -88,9 +88,10 @@ class Progress {
 const SweepConstraint* matching_constraint(const SweepSpec& spec, const SweepPoint& p) {
   for (const auto& c : spec.constraints) {
     bool all = true;
-    for (const auto& [path, accepted] : c.when) {
-      const auto it = std::find_if(p.axes.begin(), p.axes.end(), [&](const auto& a) { return a.first == path; });
-      all = all && it != p.axes.end() && std::find(accepted.begin(), accepted.end(), it->second) != accepted.end();
+    for (const auto& clause : c.when) {  // not a structured binding: clang 14 cannot capture one
+      const auto it = std::find_if(p.axes.begin(), p.axes.end(), [&](const auto& a) { return a.first == clause.first; });
+      all = all && it != p.axes.end() &&
+            std::find(clause.second.begin(), clause.second.end(), it->second) != clause.second.end();
     }
     if (all) return &c;
   }
