@@ -1,6 +1,7 @@
 #include "sim/cli/cli.h"
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 #include <stdexcept>
 
@@ -11,6 +12,7 @@
 #include "sim/cli/commands.h"
 #include "sim/config/config_error.h"
 #include "sim/config/did_you_mean.h"
+#include "sim/config/quantity.h"
 #include "sim/config/utf8.h"
 #include "sim/io/atomic_file.h"
 #include "sim/memory/memory_plan.h"
@@ -34,6 +36,15 @@ ResourceLimits resource_limits(bool allow_large) {
   ResourceLimits limits;
   limits.enforce = !allow_large;
   return limits;
+}
+
+double positive_duration(const std::string& text, const std::string& option, const std::string& example) {
+  const ParsedQuantity q = parse_quantity(text, Dimension::seconds);
+  if (!q.value || !(*q.value > 0) || !std::isfinite(*q.value)) {
+    throw ConfigError(option + " " + text, "",
+                      "expected a positive duration such as " + example + (q.error.empty() ? "" : " (" + q.error + ")"));
+  }
+  return *q.value;
 }
 
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {

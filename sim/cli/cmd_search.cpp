@@ -12,7 +12,6 @@
 
 #include "sim/cli/commands.h"
 #include "sim/config/config_error.h"
-#include "sim/config/quantity.h"
 #include "sim/sweep/ledger.h"
 #include "sim/sweep/search.h"
 
@@ -26,15 +25,7 @@ std::string fixed(double v, int digits) {
   return text;
 }
 
-double parse_positive(const std::string& text, Dimension d, const std::string& option) {
-  if (d == Dimension::seconds) {
-    const ParsedQuantity q = parse_quantity(text, d);
-    if (!q.value || !(*q.value > 0) || !std::isfinite(*q.value)) {
-      throw ConfigError(option + " " + text, "", "expected a positive duration such as 500ms (" +
-                                                     (q.error.empty() ? std::string("must be > 0") : q.error) + ")");
-    }
-    return *q.value;
-  }
+double positive_rate(const std::string& text, const std::string& option) {
   std::size_t used = 0;
   double v = 0.0;
   try {
@@ -128,9 +119,25 @@ SearchContext context_of(const Common& c, bool quiet) {
   return ctx;
 }
 
-void remove_probe_dir() {
-  std::error_code ec;
-  std::filesystem::remove_all(probe_dir(), ec);
+// Removes the probes' folder however the search ends.
+struct ProbeDirCleanup {
+  ProbeDirCleanup() = default;
+  ProbeDirCleanup(const ProbeDirCleanup&) = delete;
+  ProbeDirCleanup& operator=(const ProbeDirCleanup&) = delete;
+  ~ProbeDirCleanup() {
+    std::error_code ec;
+    std::filesystem::remove_all(probe_dir(), ec);
+  }
+};
+
+// Prints a search's result (JSON or text); exit 0 with an answer, 1 without.
+int report(std::ostream& out, const SearchResult& r, bool json, const std::string& unit) {
+  if (json) {
+    out << result_json(r).dump(2) << "\n";
+  } else {
+    print_result(out, r, unit);
+  }
+  return r.found ? 0 : 1;
 }
 
 }  // namespace
@@ -158,16 +165,11 @@ void add_search_command(CLI::App& app, CommandAction& action) {
         throw ConfigError("search max-batch", "", "give exactly one target: --p99 DURATION or --tpot DURATION");
       }
       const bool by_p99 = !b->p99.empty();
-      const double target = parse_positive(by_p99 ? b->p99 : b->tpot, Dimension::seconds, by_p99 ? "--p99" : "--tpot");
+      const double target = positive_duration(by_p99 ? b->p99 : b->tpot, by_p99 ? "--p99" : "--tpot", "500ms");
+      const ProbeDirCleanup cleanup;
       const SearchResult r = search_max_batch(context_of(*b, b->json),
                                               by_p99 ? LatencyTarget::p99_step_time : LatencyTarget::tpot, target);
-      remove_probe_dir();
-      if (b->json) {
-        out << result_json(r).dump(2) << "\n";
-      } else {
-        print_result(out, r, "requests per GPU");
-      }
-      return r.found ? 0 : 1;
+      return report(out, r, b->json, "requests per GPU");
     };
   });
 
@@ -183,15 +185,10 @@ void add_search_command(CLI::App& app, CommandAction& action) {
   gpus->add_option("--max-nodes", g->max_nodes, "Most nodes to consider (default 64)")->check(CLI::Range(1, 4096));
   gpus->callback([g, &action] {
     action = [g](std::ostream& out) {
-      const double target = parse_positive(g->throughput, Dimension::bytes, "--throughput");
+      const double target = positive_rate(g->throughput, "--throughput");
+      const ProbeDirCleanup cleanup;
       const SearchResult r = search_min_gpus(context_of(*g, g->json), target, g->max_nodes);
-      remove_probe_dir();
-      if (g->json) {
-        out << result_json(r).dump(2) << "\n";
-      } else {
-        print_result(out, r, "GPUs");
-      }
-      return r.found ? 0 : 1;
+      return report(out, r, g->json, "GPUs");
     };
   });
 

@@ -4,7 +4,6 @@
 // `ess-sim sweep-merge DIR... -o OUT`: join shards.
 #include <unistd.h>
 
-#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -16,7 +15,6 @@
 
 #include "sim/cli/commands.h"
 #include "sim/config/config_error.h"
-#include "sim/config/quantity.h"
 #include "sim/io/atomic_file.h"
 #include "sim/sweep/ledger.h"
 #include "sim/sweep/points.h"
@@ -132,15 +130,7 @@ void add_sweep_command(CLI::App& app, CommandAction& action) {
       if (option->count() > 0 && o->given_slurm_only.empty()) o->given_slurm_only = option->get_name();
     }
     action = [o](std::ostream& out) {
-      double timeout_s = 0.0;
-      if (!o->timeout.empty()) {
-        const ParsedQuantity q = parse_quantity(o->timeout, Dimension::seconds);
-        if (!q.value || !(*q.value > 0) || !std::isfinite(*q.value)) {
-          throw ConfigError("--timeout " + o->timeout, "",
-                            "expected a positive duration such as 90s or 600s" + (q.error.empty() ? "" : " (" + q.error + ")"));
-        }
-        timeout_s = *q.value;
-      }
+      const double timeout_s = o->timeout.empty() ? 0.0 : positive_duration(o->timeout, "--timeout", "90s or 600s");
       if (o->given_slurm) {
         if (o->slurm_dir.empty()) throw ConfigError("--slurm-array", "", "expected the directory for the scripts");
         if (!o->given_shards) throw ConfigError("--slurm-array", "", "expected --shards N, the number of array tasks");

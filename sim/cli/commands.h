@@ -3,6 +3,7 @@
 
 #include <functional>
 #include <ostream>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -17,6 +18,9 @@ using CommandAction = std::function<int(std::ostream& out)>;
 // --allow-large on the commands that simulate: run past the resource limits (sim/README.md).
 void add_allow_large_flag(CLI::App& command, bool& allow_large);
 [[nodiscard]] ResourceLimits resource_limits(bool allow_large);
+// A positive, finite duration option ("500ms", "90s"), in seconds; ConfigError naming `option`
+// and giving `example` otherwise.
+[[nodiscard]] double positive_duration(const std::string& text, const std::string& option, const std::string& example);
 
 void add_check_command(CLI::App& app, CommandAction& action);
 void add_presets_command(CLI::App& app, CommandAction& action);

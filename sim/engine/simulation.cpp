@@ -158,8 +158,8 @@ std::size_t layer_slot(const RunState& st, int layer) {
 // end of the step). Otherwise it runs as an Exec beside the gathers holding part of the SMs.
 void run_compute(RunState& st, int gpu, const Segment& seg, GpuStepTimes& times, bool traced) {
   auto& clock = st.clocks[idx(gpu)];
-  if (clock.in_flight > 0 || !st.ahead) flush(st, gpu);
-  const bool ahead = clock.in_flight == 0 && st.ahead;
+  const bool ahead = st.ahead && clock.in_flight == 0;
+  if (!ahead) flush(st, gpu);
   const double start = st.now() + clock.pending;
   if (seg.duration.value() > 0) {
     if (ahead) {
@@ -233,12 +233,9 @@ CollectiveRun do_collective(RunState& st, int gpu, const Segment& seg) {
       (local ? out_local : out_remote) += seg.send_bytes[i];
       (local ? in_local : in_remote) += seg.recv_bytes[i];
     }
-    sg4::Host* self = st.platform.gpus[idx(gpu)];
-    sg4::Host* nvswitch = st.platform.nvswitch[idx(gpu / per_node)];
-    std::vector<sg4::CommPtr> out;
-    std::vector<sg4::CommPtr> in;
     // Round up: a transfer never shrinks to nothing.
     const auto bytes = [](double b) { return static_cast<std::uint64_t>(std::ceil(b)); };
+    c.bytes_out = out_local + out_remote;
     if (st.analytic_ports) {
       // Each flow alone on its port link: latency + bytes / bandwidth, the up and down flows at once.
       const auto flow = [&](double b, double latency, double bandwidth) {
@@ -253,12 +250,15 @@ CollectiveRun do_collective(RunState& st, int gpu, const Segment& seg) {
         sg4::this_actor::sleep_for(span);
         ++st.result->activities;
       }
-      c.bytes_out = out_local + out_remote;
       c.out_done = c.start + out_s;
       c.in_done = c.start + in_s;
       c.end = st.now();
       return c;
     }
+    sg4::Host* self = st.platform.gpus[idx(gpu)];
+    sg4::Host* nvswitch = st.platform.nvswitch[idx(gpu / per_node)];
+    std::vector<sg4::CommPtr> out;
+    std::vector<sg4::CommPtr> in;
     if (out_local > 0) out.push_back(sg4::Comm::sendto_async(self, nvswitch, bytes(out_local)));
     if (out_remote > 0) out.push_back(sg4::Comm::sendto_async(self, st.platform.network, bytes(out_remote)));
     if (in_local > 0) in.push_back(sg4::Comm::sendto_async(nvswitch, self, bytes(in_local)));
@@ -266,7 +266,6 @@ CollectiveRun do_collective(RunState& st, int gpu, const Segment& seg) {
     st.result->activities += out.size() + in.size();
     sg4::Comm::wait_all(out);
     sg4::Comm::wait_all(in);
-    c.bytes_out = out_local + out_remote;
     for (const auto& f : out) c.out_done = std::max(c.out_done, f->get_finish_time() - st.t0);
     for (const auto& f : in) c.in_done = std::max(c.in_done, f->get_finish_time() - st.t0);
   } else {

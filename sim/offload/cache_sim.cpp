@@ -59,9 +59,15 @@ CacheSimulator::CacheSimulator(const CacheSimConfig& config, AccessModel& model)
   by_delta_ = model_.has_delta() && config_.policy == EvictionPolicy::lru && config_.pinned_recent == 0;
 }
 
+std::size_t CacheSimulator::slot(int layer, int request) const {
+  return static_cast<std::size_t>(layer) * static_cast<std::size_t>(config_.sampled_requests) +
+         static_cast<std::size_t>(request);
+}
+
 AccessResult CacheSimulator::access(int step, int layer, int request, std::int64_t context) {
-  GpuPool& pool = pools_[static_cast<std::size_t>(layer) * static_cast<std::size_t>(config_.sampled_requests) +
-                         static_cast<std::size_t>(request)];
+  GpuPool& pool = pools_[slot(layer, request)];
+  const std::int64_t capacity = capacity_at(context);
+  if (pool.capacity() != capacity) pool.set_capacity(capacity);
   if (by_delta_) {
     model_.select_delta(step, layer, request, context, delta_);
     return pool.access_delta(delta_, context, step);
@@ -86,8 +92,7 @@ const GpuPool& CacheSimulator::pool(int layer, int request) const {
     throw std::out_of_range("CacheSimulator::pool: no pool for layer " + std::to_string(layer) +
                             ", request " + std::to_string(request));
   }
-  return pools_[static_cast<std::size_t>(layer) * static_cast<std::size_t>(config_.sampled_requests) +
-                static_cast<std::size_t>(request)];
+  return pools_[slot(layer, request)];
 }
 
 void CacheSimulator::warm_up(std::int64_t context) {
@@ -98,14 +103,8 @@ void CacheSimulator::warm_up(std::int64_t context) {
   // Pool by pool: the same accesses as window by window, since pools and streams are independent.
   for (int layer = 0; layer < config_.layers; ++layer) {
     for (int request = 0; request < config_.sampled_requests; ++request) {
-      GpuPool& pool = pools_[static_cast<std::size_t>(layer) * static_cast<std::size_t>(config_.sampled_requests) +
-                             static_cast<std::size_t>(request)];
       for (int w = config_.warmup_windows; w >= 1; --w) {
-        const std::int64_t ctx = context - w;
-        if (ctx < 1) continue;
-        const std::int64_t capacity = capacity_at(ctx);
-        if (pool.capacity() != capacity) pool.set_capacity(capacity);
-        (void)access(-w, layer, request, ctx);
+        if (context - w >= 1) (void)access(-w, layer, request, context - w);
       }
     }
   }
@@ -127,10 +126,7 @@ std::vector<StepStats> CacheSimulator::steps(const std::vector<int>& steps, cons
   results.assign(n * L * R, AccessResult{});
   for (std::size_t layer = 0; layer < L; ++layer) {
     for (std::size_t request = 0; request < R; ++request) {
-      GpuPool& pool = pools_[layer * R + request];
       for (std::size_t i = 0; i < n; ++i) {
-        const std::int64_t capacity = capacity_at(contexts[i]);
-        if (pool.capacity() != capacity) pool.set_capacity(capacity);
         results[(i * L + layer) * R + request] =
             access(steps[i], static_cast<int>(layer), static_cast<int>(request), contexts[i]);
       }

@@ -99,8 +99,10 @@ class CacheSimulator {
   CacheSimConfig config_;
   AccessModel& model_;
   std::vector<GpuPool> pools_;  // [layer * S + request]
-  // One access of pool (layer, request) at `step`: by the change from its previous selection when
-  // the model gives changes and the pool takes them (lru without a pinned window), else in full.
+  [[nodiscard]] std::size_t slot(int layer, int request) const;  // index into pools_
+  // One access of pool (layer, request) at `step`, its capacity first set for `context`: by the
+  // change from its previous selection when the model gives changes and the pool takes them (lru
+  // without a pinned window), else in full.
   AccessResult access(int step, int layer, int request, std::int64_t context);
 
   std::vector<std::int64_t> selected_;

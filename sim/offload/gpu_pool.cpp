@@ -331,22 +331,54 @@ std::int64_t GpuPool::set_capacity(std::int64_t capacity) {
   return evict(size_ - capacity);
 }
 
-AccessResult GpuPool::access(const std::vector<std::int64_t>& selected, std::int64_t context,
-                             int step, std::vector<std::int64_t>* missed) {
-  // ---- preconditions (caller errors) ----
+// ---- shared by access() and access_delta() ------------------------------------------------------
+
+void GpuPool::check_progress(std::int64_t context, int step, const char* where) const {
+  const std::string who = std::string("GpuPool::") + where;
   if (context < 0 || context > std::numeric_limits<std::int32_t>::max()) {
-    throw std::invalid_argument("GpuPool::access: context " + std::to_string(context) +
-                                " outside [0, 2^31)");
+    throw std::invalid_argument(who + ": context " + std::to_string(context) + " outside [0, 2^31)");
   }
   if (started_ && context < last_context_) {
     throw std::invalid_argument(
-        positions_message("GpuPool::access: context decreased (previous, now)", last_context_,
-                          context));
+        positions_message((who + ": context decreased (previous, now)").c_str(), last_context_, context));
   }
   if (started_ && step < last_step_) {
-    throw std::invalid_argument(
-        positions_message("GpuPool::access: step decreased (previous, now)", last_step_, step));
+    throw std::invalid_argument(positions_message((who + ": step decreased (previous, now)").c_str(), last_step_, step));
   }
+}
+
+std::int64_t GpuPool::missed_runs() const {
+  std::int64_t runs = 0;
+  for (std::size_t i = 0; i < scratch_missed_.size(); ++i) {
+    if (i == 0 || scratch_missed_[i] != scratch_missed_[i - 1] + 1) ++runs;
+  }
+  return runs;
+}
+
+void GpuPool::reserve_queue() {
+  // The queue never exceeds the compaction threshold plus one selection (<= capacity): reserving
+  // that once avoids reallocating (and copying) it as it grows.
+  const auto capacity = static_cast<std::size_t>(config_.capacity);
+  const std::size_t most = capacity + std::max(kCompactSlack, capacity / 2) + capacity;
+  if (queue_.capacity() < most) queue_.reserve(most + most / 4);  // room for a growing capacity
+}
+
+void GpuPool::compact_if_stale() {
+  // At least a third of the entries are stale: amortised O(1) per push.
+  if (queue_.size() - queue_head_ > compact_threshold()) compact_queue();
+}
+
+void GpuPool::check_size() const {
+  if (size_ > config_.capacity) {
+    throw std::logic_error("GpuPool invariant: pool holds " + std::to_string(size_) +
+                           " entries, capacity " + std::to_string(config_.capacity));
+  }
+}
+
+AccessResult GpuPool::access(const std::vector<std::int64_t>& selected, std::int64_t context,
+                             int step, std::vector<std::int64_t>* missed) {
+  // ---- preconditions (caller errors) ----
+  check_progress(context, step, "access");
   for (std::size_t i = 0; i < selected.size(); ++i) {
     if (selected[i] < 0 || selected[i] >= context) {
       throw std::invalid_argument("GpuPool::access: selected position " +
@@ -416,9 +448,7 @@ AccessResult GpuPool::access(const std::vector<std::int64_t>& selected, std::int
   result.pinned_hits = static_cast<std::int64_t>(selected.size() - unpinned);
   result.hits += result.pinned_hits;
   result.misses = static_cast<std::int64_t>(scratch_missed_.size());
-  for (std::size_t i = 0; i < scratch_missed_.size(); ++i) {
-    if (i == 0 || scratch_missed_[i] != scratch_missed_[i - 1] + 1) ++result.runs;
-  }
+  result.runs = missed_runs();
 
   // ---- eviction, then pass 2: insert the misses; lru requeues every selected entry in position
   // order, so the order among entries selected together does not depend on which of them were hits
@@ -433,13 +463,7 @@ AccessResult GpuPool::access(const std::vector<std::int64_t>& selected, std::int
     }
     insert(p);  // lru: stamps only, queued below with the hits
   }
-  if (config_.policy != EvictionPolicy::heat) {
-    // The queue never exceeds the compaction threshold plus one selection (<= capacity): reserving
-    // that once avoids reallocating (and copying) it as it grows.
-    const auto capacity = static_cast<std::size_t>(config_.capacity);
-    const std::size_t most = capacity + std::max(kCompactSlack, capacity / 2) + capacity;
-    if (queue_.capacity() < most) queue_.reserve(most + most / 4);  // room for a growing capacity
-  }
+  if (config_.policy != EvictionPolicy::heat) reserve_queue();
   if (config_.policy == EvictionPolicy::lru) {
     // Every entry selected now goes to the back, in position order: one branch-free copy.
     const std::size_t base = queue_.size();
@@ -448,17 +472,11 @@ AccessResult GpuPool::access(const std::vector<std::int64_t>& selected, std::int
       queue_[base + i] = {static_cast<std::int32_t>(selected[i]), tick_};
     }
   }
-  if (config_.policy != EvictionPolicy::heat &&
-      queue_.size() - queue_head_ > compact_threshold()) {
-    compact_queue();  // at least a third of the entries are stale: amortised O(1) per push
-  }
+  if (config_.policy != EvictionPolicy::heat) compact_if_stale();
   if (fault_ == TestFault::count_extra_hit) ++result.hits;
 
   // ---- invariants (release builds too) ----
-  if (size_ > config_.capacity) {
-    throw std::logic_error("GpuPool invariant: pool holds " + std::to_string(size_) +
-                           " entries, capacity " + std::to_string(config_.capacity));
-  }
+  check_size();
   for (std::size_t i = 0; i < unpinned; ++i) {
     if (stamp_[static_cast<std::size_t>(selected[i])] != tick_) {
       throw std::logic_error("GpuPool invariant: selected position " + std::to_string(selected[i]) +
@@ -490,18 +508,7 @@ AccessResult GpuPool::access_delta(const SelectionDelta& delta, std::int64_t con
                                 to_string(config_.policy) + ", pinned_recent " +
                                 std::to_string(config_.pinned_recent) + ")");
   }
-  if (context < 0 || context > std::numeric_limits<std::int32_t>::max()) {
-    throw std::invalid_argument("GpuPool::access_delta: context " + std::to_string(context) +
-                                " outside [0, 2^31)");
-  }
-  if (started_ && context < last_context_) {
-    throw std::invalid_argument(positions_message(
-        "GpuPool::access_delta: context decreased (previous, now)", last_context_, context));
-  }
-  if (started_ && step < last_step_) {
-    throw std::invalid_argument(
-        positions_message("GpuPool::access_delta: step decreased (previous, now)", last_step_, step));
-  }
+  check_progress(context, step, "access_delta");
   enter(Mode::delta);
   grow_positions(context);
   const auto words = static_cast<std::size_t>((context + 63) / 64);
@@ -573,25 +580,18 @@ AccessResult GpuPool::access_delta(const SelectionDelta& delta, std::int64_t con
   }
   result.misses = static_cast<std::int64_t>(scratch_missed_.size());
   result.hits = count - result.misses;
-  for (std::size_t i = 0; i < scratch_missed_.size(); ++i) {
-    if (i == 0 || scratch_missed_[i] != scratch_missed_[i - 1] + 1) ++result.runs;
-  }
+  result.runs = missed_runs();
   // The queue holds only unselected entries, so its oldest live ones are the victims.
   const std::int64_t need = size_ + result.misses - config_.capacity;
   if (need > 0) result.evictions = evict(need);
   for (const std::int64_t p : scratch_missed_) insert(p);
   selected_count_ = count;
   last_access_tick_ = tick_;
-  const auto capacity = static_cast<std::size_t>(config_.capacity);
-  const std::size_t most = capacity + std::max(kCompactSlack, capacity / 2) + capacity;
-  if (queue_.capacity() < most) queue_.reserve(most + most / 4);
-  if (queue_.size() - queue_head_ > compact_threshold()) compact_queue();
+  reserve_queue();
+  compact_if_stale();
 
   // ---- invariants (release builds too) ----
-  if (size_ > config_.capacity) {
-    throw std::logic_error("GpuPool invariant: pool holds " + std::to_string(size_) +
-                           " entries, capacity " + std::to_string(config_.capacity));
-  }
+  check_size();
   for (const std::int64_t p : delta.added) {
     if (stamp_[static_cast<std::size_t>(p)] != tick_) {
       throw std::logic_error("GpuPool invariant: selected position " + std::to_string(p) +

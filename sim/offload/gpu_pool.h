@@ -131,6 +131,14 @@ class GpuPool {
     std::uint32_t tick;
   };
 
+  // Shared by access() and access_delta(): the context and step checks (`where` names the caller),
+  // the runs among scratch_missed_, the queue's reserve and compaction, the size invariant.
+  void check_progress(std::int64_t context, int step, const char* where) const;
+  [[nodiscard]] std::int64_t missed_runs() const;
+  void reserve_queue();
+  void compact_if_stale();
+  void check_size() const;
+
   void grow_positions(std::int64_t context);
   [[nodiscard]] bool live(const QueueEntry& e) const;
   [[nodiscard]] std::size_t compact_threshold() const;
