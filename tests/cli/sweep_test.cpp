@@ -421,11 +421,12 @@ TEST_CASE("sweep constraints: checked against the axes, and matching points are 
 TEST_CASE("sweep --timeout: a point past it is killed and recorded as a timeout, the others complete") {
   ScratchDir dir("ess-sweep-timeout");
   const auto path = dir.path() / "t.json";
-  // An ESS point takes about a second (its cache warm-up); the Llama points a few hundredths.
+  // This ESS point takes several seconds (cache warm-up and 16 steps on 32 GPUs), ten times the
+  // timeout on a fast machine; the Llama points below take a few hundredths.
   std::ofstream(path) << R"({"schema": "ess-sim/sweep/v1", "name": "t",
-    "base": ")" << ESS_SOURCE_DIR << R"(/scenarios/dsv32-ess-32k.json", "steps": 1,
+    "base": ")" << ESS_SOURCE_DIR << R"(/scenarios/dsv32-ess-32k.json", "steps": 16,
     "axes": [{"path": "workload.context_length", "values": [32768]}]})";
-  const auto r = sweep(path, dir.path() / "out", {"--timeout", "0.2s"});
+  const auto r = sweep(path, dir.path() / "out", {"--timeout", "0.3s"});
   CHECK(r.code == 0);
   const auto records = without_wall(read_file(dir.path() / "out" / "results.jsonl"));
   REQUIRE(records.size() == 1);
