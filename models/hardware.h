@@ -33,12 +33,20 @@ struct PeakCompute {
   [[nodiscard]] FlopsPerSecond at(DType t, const std::string& gpu_kind) const;
 };
 
+// Electrical power of one GPU, for the serving energy model (sim/serving): the board at idle
+// (clocks up, no kernel running) and fully busy (the TDP, an upper bound of a busy GPU's draw).
+struct GpuPower {
+  Watts idle;
+  Watts busy;  // >= idle
+};
+
 struct GpuSpec {
   std::string kind;              // e.g. "H200-SXM"
   int count = 0;                 // GPUs per node
   Bytes hbm_capacity;            // per GPU
   BytesPerSecond hbm_bandwidth;  // per GPU, datasheet peak
   PeakCompute peak_compute;
+  std::optional<GpuPower> power;  // absent: no energy is reported
 };
 
 // One PCIe link per GPU to the host. Bandwidths are per direction (the link is full duplex).

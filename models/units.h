@@ -43,12 +43,14 @@ struct BytesTag {};
 struct BytesPerSecondTag {};
 struct FlopsTag {};
 struct FlopsPerSecondTag {};
+struct WattsTag {};
 
 using Seconds = Quantity<SecondsTag>;
 using Bytes = Quantity<BytesTag>;
 using BytesPerSecond = Quantity<BytesPerSecondTag>;
 using Flops = Quantity<FlopsTag>;  // a count of floating-point operations
 using FlopsPerSecond = Quantity<FlopsPerSecondTag>;
+using Watts = Quantity<WattsTag>;  // electrical power (the serving energy model)
 
 constexpr Seconds operator/(Bytes b, BytesPerSecond r) { return Seconds(b.value() / r.value()); }
 constexpr Seconds operator/(Flops f, FlopsPerSecond r) { return Seconds(f.value() / r.value()); }

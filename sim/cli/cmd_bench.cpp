@@ -37,6 +37,7 @@ void add_bench_command(CLI::App& app, CommandAction& action) {
       std::vector<Override> overrides;
       for (const auto& s : o->sets) overrides.push_back(parse_override(s));
       const Scenario scenario = load_scenario(o->file, overrides);
+      if (scenario.serving) return bench_serving_scenario(scenario, o->json, out);
       Simulation sim(scenario, SimulationOptions{o->steps, 0, resource_limits(o->allow_large)});
       const auto begin = std::chrono::steady_clock::now();
       const RunResult r = sim.run();

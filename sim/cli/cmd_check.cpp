@@ -7,6 +7,7 @@
 #include "sim/cli/commands.h"
 #include "sim/config/scenario.h"
 #include "sim/engine/preflight.h"
+#include "sim/serving/arrivals.h"
 
 namespace ess {
 
@@ -31,6 +32,8 @@ void add_check_command(CLI::App& app, CommandAction& action) {
       // What `run` would refuse before simulating (memory, cost models, a replay trace, resource
       // limits), `check` refuses too.
       (void)preflight(scenario, 0, 1, resource_limits(opts->allow_large));
+      // A serving section's arrival trace is read and checked too.
+      if (scenario.serving) (void)arrivals(*scenario.serving, scenario.seed);
       out << format_resolved(scenario.resolved);
       return 0;
     };

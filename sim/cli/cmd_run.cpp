@@ -46,6 +46,7 @@ void add_run_command(CLI::App& app, CommandAction& action) {
       std::vector<Override> overrides;
       for (const auto& s : o->sets) overrides.push_back(parse_override(s));
       const Scenario scenario = load_scenario(o->file, overrides);
+      if (scenario.serving) return run_serving_scenario(scenario, o->out_dir, o->json, out);
       // Without -o nothing is written, so no trace is recorded.
       SimulationOptions options{o->steps, o->out_dir.empty() ? 0 : o->trace_steps, resource_limits(o->allow_large)};
       options.access_store = o->access_store;

@@ -22,6 +22,11 @@ void add_allow_large_flag(CLI::App& command, bool& allow_large);
 // and giving `example` otherwise.
 [[nodiscard]] double positive_duration(const std::string& text, const std::string& option, const std::string& example);
 
+// A scenario with a "serving" section (cmd_run_serving.cpp): `run` and `bench` call these.
+struct Scenario;
+int run_serving_scenario(const Scenario& s, const std::string& out_dir, bool json, std::ostream& out);
+int bench_serving_scenario(const Scenario& s, bool json, std::ostream& out);
+
 void add_check_command(CLI::App& app, CommandAction& action);
 void add_presets_command(CLI::App& app, CommandAction& action);
 void add_cost_command(CLI::App& app, CommandAction& action);

@@ -5,12 +5,15 @@
 #include <string>
 
 #include "sim/config/physical_ranges.h"
+#include "sim/config/quantity.h"
 #include "sim/config/reader.h"
 
 namespace ess {
 
 namespace {
 
+// Bound of a GPU's power: 10 kW, far above any board (B200 1 kW, GB200 superchip 2.7 kW).
+constexpr double kMaxGpuPowerWatts = 1e4;
 
 int read_int(ObjectReader& r, std::string_view key, Range range) {
   return static_cast<int>(r.integer(key, range));
@@ -44,6 +47,22 @@ GpuSpec read_gpu(ObjectReader& r) {
   g.peak_compute.fp16 = pc.optional_compute_rate("fp16", peak_rate());
   g.peak_compute.fp8 = pc.optional_compute_rate("fp8", peak_rate());
   pc.finish();
+  // Optional (the serving energy model): a profile written before it existed has none.
+  if (r.has("power")) {
+    auto p = r.object("power");
+    GpuPower power;
+    power.idle = p.power("idle", Range::closed(0.0, kMaxGpuPowerWatts));
+    power.busy = p.power("busy", Range::left_open(0.0, kMaxGpuPowerWatts));
+    if (power.busy < power.idle) {
+      p.fail("busy", "busy power (" + format_quantity(power.busy.value(), Dimension::watts) + ") must be at least the idle power (" +
+                         format_quantity(power.idle.value(), Dimension::watts) + ")");
+    }
+    p.finish();
+    g.power = power;
+  } else {
+    std::string source;
+    (void)r.take("power", source);
+  }
   r.finish();
   return g;
 }

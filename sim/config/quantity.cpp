@@ -17,12 +17,17 @@ namespace {
 // One unit: value in base units = number x 10^decimal_exponent x 2^binary_exponent. The power of
 // ten is applied to the decimal text before it is converted, so "4.1GB" is the double nearest to
 // 4.1e9 (one rounding, not two), and every spelling of a value rounds the same way.
+// Rates per minute and per hour (not powers of ten) carry a multiplier applied after the exponents.
 struct Unit {
   std::string_view name;
   int decimal_exponent = 0;
   int binary_exponent = 0;
-  [[nodiscard]] double factor() const { return std::ldexp(std::pow(10.0, decimal_exponent), binary_exponent); }
+  double multiplier = 1.0;
+  [[nodiscard]] double factor() const { return std::ldexp(std::pow(10.0, decimal_exponent), binary_exponent) * multiplier; }
 };
+
+constexpr double kSecondsPerMinute = 60.0;
+constexpr double kSecondsPerHour = 3600.0;
 
 constexpr int kBitsPerByteLog2 = 3;  // 8 bits per byte: bit units divide by 2^3
 
@@ -36,6 +41,13 @@ constexpr std::array kByteUnits = {
 constexpr std::array kTimeUnits = {
     Unit{"s", 0}, Unit{"ms", -3}, Unit{"us", -6}, Unit{"\xC2\xB5s", -6}, Unit{"\xCE\xBCs", -6}, Unit{"ns", -9},
 };
+
+// Events per unit of time: requests per second ("2/s"), per minute, per hour.
+constexpr std::array kRateUnits = {
+    Unit{"/s", 0}, Unit{"/min", 0, 0, 1.0 / kSecondsPerMinute}, Unit{"/h", 0, 0, 1.0 / kSecondsPerHour},
+};
+
+constexpr std::array kPowerUnits = {Unit{"W", 0}, Unit{"kW", 3}, Unit{"mW", -3}};
 
 constexpr std::array kBandwidthUnits = {
     Unit{"B/s", 0},          Unit{"kB/s", 3},         Unit{"KB/s", 3},          Unit{"MB/s", 6},
@@ -56,6 +68,8 @@ std::span<const Unit> units_of(Dimension d) {
     case Dimension::seconds: return kTimeUnits;
     case Dimension::bytes_per_second: return kBandwidthUnits;
     case Dimension::flops_per_second: return kComputeUnits;
+    case Dimension::per_second: return kRateUnits;
+    case Dimension::watts: return kPowerUnits;
   }
   return {};
 }
@@ -72,11 +86,15 @@ std::span<const Unit> format_units(Dimension d) {
                                            Unit{"MiB/s", 0, 20}, Unit{"GiB/s", 0, 30}, Unit{"TiB/s", 0, 40}};
   static constexpr std::array compute = {Unit{"FLOP/s", 0}, Unit{"GFLOP/s", 9}, Unit{"TFLOP/s", 12},
                                          Unit{"PFLOP/s", 15}};
+  static constexpr std::array rate = {Unit{"/s", 0}};
+  static constexpr std::array power = {Unit{"W", 0}, Unit{"kW", 3}};
   switch (d) {
     case Dimension::bytes: return bytes;
     case Dimension::seconds: return time;
     case Dimension::bytes_per_second: return bandwidth;
     case Dimension::flops_per_second: return compute;
+    case Dimension::per_second: return rate;
+    case Dimension::watts: return power;
   }
   return {};
 }
@@ -98,7 +116,7 @@ std::optional<double> scale(std::string_view number_text, const Unit& u) {
   double v = 0.0;
   const auto [end, ec] = std::from_chars(scaled.data(), scaled.data() + scaled.size(), v);
   if (ec != std::errc() || end != scaled.data() + scaled.size()) return std::nullopt;
-  v = std::ldexp(v, u.binary_exponent);
+  v = std::ldexp(v, u.binary_exponent) * u.multiplier;
   if (!std::isfinite(v)) return std::nullopt;
   return v;
 }
@@ -137,6 +155,8 @@ std::string_view describe(Dimension d) {
     case Dimension::seconds: return "a duration";
     case Dimension::bytes_per_second: return "a bandwidth";
     case Dimension::flops_per_second: return "a compute rate";
+    case Dimension::per_second: return "a rate";
+    case Dimension::watts: return "a power";
   }
   return "a quantity";
 }
@@ -147,6 +167,8 @@ std::string_view example(Dimension d) {
     case Dimension::seconds: return "1.5us";
     case Dimension::bytes_per_second: return "55GB/s";
     case Dimension::flops_per_second: return "989TFLOP/s";
+    case Dimension::per_second: return "2/s";
+    case Dimension::watts: return "700W";
   }
   return "";
 }
@@ -157,9 +179,9 @@ const std::vector<std::string>& unit_names(Dimension d) {
     for (const auto& u : units_of(dim)) names.emplace_back(u.name);
     return names;
   };
-  static const std::array<std::vector<std::string>, 4> all = {
-      build(Dimension::bytes), build(Dimension::seconds), build(Dimension::bytes_per_second),
-      build(Dimension::flops_per_second)};
+  static const std::array<std::vector<std::string>, 6> all = {
+      build(Dimension::bytes),      build(Dimension::seconds),    build(Dimension::bytes_per_second),
+      build(Dimension::flops_per_second), build(Dimension::per_second), build(Dimension::watts)};
   return all[static_cast<std::size_t>(d)];
 }
 
@@ -215,7 +237,7 @@ ParsedQuantity parse_quantity(std::string_view text, Dimension d) {
   }
   // Perhaps a unit of another dimension ("55GB" where a bandwidth was expected).
   for (Dimension other : {Dimension::bytes, Dimension::seconds, Dimension::bytes_per_second,
-                          Dimension::flops_per_second}) {
+                          Dimension::flops_per_second, Dimension::per_second, Dimension::watts}) {
     if (other == d) continue;
     for (const auto& u : units_of(other)) {
       if (u.name == unit) {

@@ -1,4 +1,5 @@
-// Quantities with units in configuration text: "55GB/s", "1.5us", "141GB", "989TFLOP/s".
+// Quantities with units in configuration text: "55GB/s", "1.5us", "141GB", "989TFLOP/s", "2/s", "700W".
+// Rates take "/s", "/min" and "/h"; powers "W", "kW" and "mW".
 //
 // Decimal prefixes are powers of 1000 and binary prefixes (Ki, Mi, Gi, Ti) powers of 1024, for
 // bytes and bandwidths alike: "1GB" = 1e9 B, "1GiB" = 2^30 B. Units are case-sensitive ("ms" is
@@ -13,11 +14,12 @@
 
 namespace ess {
 
-enum class Dimension { bytes, seconds, bytes_per_second, flops_per_second };
+// `per_second` is an event rate ("2/s": requests per second); `watts` an electrical power.
+enum class Dimension { bytes, seconds, bytes_per_second, flops_per_second, per_second, watts };
 
-// "a size", "a duration", "a bandwidth", "a compute rate".
+// "a size", "a duration", "a bandwidth", "a compute rate", "a rate", "a power".
 [[nodiscard]] std::string_view describe(Dimension d);
-// An example value for error messages: "141GB", "1.5us", "55GB/s", "989TFLOP/s".
+// An example value for error messages: "141GB", "1.5us", "55GB/s", "989TFLOP/s", "2/s", "700W".
 [[nodiscard]] std::string_view example(Dimension d);
 // Every accepted unit spelling of a dimension, in a fixed order.
 [[nodiscard]] const std::vector<std::string>& unit_names(Dimension d);

@@ -172,6 +172,9 @@ FlopsPerSecond ObjectReader::compute_rate(std::string_view key, Range range) {
   return FlopsPerSecond(quantity(key, Dimension::flops_per_second, range));
 }
 
+Watts ObjectReader::power(std::string_view key, Range range) { return Watts(quantity(key, Dimension::watts, range)); }
+double ObjectReader::rate(std::string_view key, Range range) { return quantity(key, Dimension::per_second, range); }
+
 std::optional<FlopsPerSecond> ObjectReader::optional_compute_rate(std::string_view key, Range range) {
   if (!has(key)) {
     std::string source;

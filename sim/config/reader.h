@@ -79,6 +79,8 @@ class ObjectReader {
   Bytes bytes(std::string_view key, Range range);
   BytesPerSecond bandwidth(std::string_view key, Range range);
   FlopsPerSecond compute_rate(std::string_view key, Range range);
+  Watts power(std::string_view key, Range range);  // "700W"
+  double rate(std::string_view key, Range range);  // events per second: "2/s", "120/min"
   Flops flops(std::string_view key, Range range);  // a FLOP count: plain number
   std::int64_t integer(std::string_view key, Range range);
   double number(std::string_view key, Range range);  // also accepts "90%"

@@ -429,6 +429,13 @@ Scenario read_scenario(const nlohmann::json& document, const Origins& origins, c
     auto m = r.object_or_empty("memory");
     s.memory = read_memory(m);
   }
+  if (r.has("serving")) {
+    auto v = r.object("serving");
+    s.serving = read_serving(v, std::filesystem::path(origin).parent_path().string());
+  } else {
+    std::string absent;
+    (void)r.take("serving", absent);  // null reads as absent; nothing is recorded
+  }
   r.finish();
   s.resolved = r.resolved();
   return s;

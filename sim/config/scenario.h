@@ -13,6 +13,7 @@
 
 #include "models/hardware.h"
 #include "sim/config/model_config.h"
+#include "sim/config/serving_config.h"
 
 namespace ess {
 
@@ -113,6 +114,8 @@ struct Scenario {
   ExecutionConfig execution;
   CacheConfig cache;
   MemoryConfig memory;
+  // Present: `ess-sim run` simulates a serving period of arrivals (sim/serving/) instead of a batch.
+  std::optional<ServingConfig> serving;
   // How the hardware was calibrated: calibration_summary() of the profile it came from (a file or
   // a shipped profile), empty for a datasheet preset or an inline description (uncalibrated).
   std::string hardware_calibration;

@@ -1,0 +1,162 @@
+// `ess-sim run` and `ess-sim bench` of a scenario with a "serving" section: arrivals, the
+// step-time table from Simulation runs, the serving loop, its metrics (sim/serving/).
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/cli/commands.h"
+#include "sim/config/config_error.h"
+#include "sim/io/atomic_file.h"
+#include "sim/io/sha256.h"
+#include "sim/metrics/results.h"
+#include "sim/serving/arrivals.h"
+#include "sim/serving/serving_loop.h"
+#include "sim/serving/serving_memory.h"
+#include "sim/serving/serving_metrics.h"
+#include "sim/serving/table_builder.h"
+
+namespace ess {
+
+namespace {
+
+// What serving supports today, checked against the rest of the scenario.
+void check_serving_scenario(const Scenario& s) {
+  if (s.parallelism.tensor_parallel != 1) {
+    throw ConfigError(s.origin, "/serving", "serving mode models attention data parallelism (each GPU its own requests): "
+                                            "parallelism.tensor_parallel must be 1, got " +
+                                                std::to_string(s.parallelism.tensor_parallel));
+  }
+  if (s.cache.nvme) {
+    throw ConfigError(s.origin, "/serving", "serving mode does not model the NVMe tier yet: remove cache.nvme");
+  }
+}
+
+struct Prepared {
+  std::vector<Request> requests;
+  ServingMemory memory;
+  TableGrid grid;
+};
+
+Prepared prepare(const Scenario& s) {
+  check_serving_scenario(s);
+  std::vector<Request> requests = arrivals(*s.serving, s.seed);
+  std::int64_t lo = 0;
+  std::int64_t hi = 0;
+  for (const auto& r : requests) {
+    const std::int64_t n = r.prompt_tokens + r.output_tokens;
+    lo = lo == 0 ? n : std::min(lo, n);
+    hi = std::max(hi, n);
+  }
+  if (requests.empty()) lo = hi = std::max<std::int64_t>(1, s.workload.context_length);
+  ServingMemory memory(s, lo, hi, s.serving->max_batch_per_gpu);
+  TableGrid grid = table_grid(s, memory, requests);
+  return {std::move(requests), std::move(memory), std::move(grid)};
+}
+
+nlohmann::ordered_json results_document(const Scenario& s, const nlohmann::ordered_json& serving) {
+  nlohmann::ordered_json j;
+  j["schema"] = kResultsSchema;
+  j["ess_sim_version"] = ESS_SIM_VERSION;
+  j["scenario_sha256"] = sha256_hex(format_resolved(s.resolved));
+  j["scenario"] = {{"name", s.name}, {"file", s.origin}};
+  j["seed"] = s.seed;
+  j["mode"] = "serving";
+  j["serving"] = serving;
+  return j;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+int run_serving_scenario(const Scenario& s, const std::string& out_dir, bool json, std::ostream& out) {
+  Prepared p = prepare(s);
+  const StepModel model = build_step_model(s, p.memory, p.grid);
+  const ServingRun run = run_serving(s, p.requests, model, p.memory);
+  const auto results = results_document(s, serving_json(s, run, model, p.memory));
+  const std::string text = results.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+  if (!out_dir.empty()) {
+    const std::filesystem::path dir(out_dir);
+    ensure_directory(dir);
+    write_output_set(dir, {{"results.json", text}}, std::string("ess-sim ") + ESS_SIM_VERSION);
+  }
+  if (json) {
+    out << text;
+  } else {
+    out << serving_table(s, results.at("serving"));
+    if (!out_dir.empty()) out << "\n  wrote " << out_dir << "/results.json and manifest.json\n";
+  }
+  return 0;
+}
+
+int bench_serving_scenario(const Scenario& s, bool json, std::ostream& out) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Prepared p = prepare(s);
+  const StepModel model = build_step_model(s, p.memory, p.grid);
+  const double table_s = seconds_since(t0);
+  const auto t1 = std::chrono::steady_clock::now();
+  const ServingRun run = run_serving(s, p.requests, model, p.memory);
+  const auto serving = serving_json(s, run, model, p.memory);
+  const double loop_s = seconds_since(t1);
+  const double total_s = seconds_since(t0);
+  // The table's interpolation error: direct runs at the midpoints between consecutive batch grid
+  // points, at the middle of the context range (not part of the timed run).
+  const bool offload = s.cache.mode == CacheMode::offload;
+  const StepTable& table = offload ? *model.offload : model.gpu;
+  const auto& bs = table.batches();
+  const auto& cs = table.contexts();
+  const std::int64_t context = (cs.front() + cs.back()) / 2;
+  nlohmann::ordered_json checks = nlohmann::ordered_json::array();
+  double worst = 0.0;
+  for (std::size_t i = 0; i + 1 < bs.size(); ++i) {
+    const std::int64_t b = (bs[i] + bs[i + 1]) / 2;
+    if (b == bs[i]) continue;
+    const double predicted = table.at(static_cast<double>(b), static_cast<double>(context)).time;
+    const double direct = measure_point(s, offload, b, context, s.serving->table.steps).time;
+    const double err = (predicted - direct) / direct;
+    worst = std::max(worst, std::abs(err));
+    checks.push_back({{"batch_per_gpu", b}, {"context", context}, {"table_s", predicted}, {"direct_s", direct}, {"error", err}});
+  }
+  const double table_points = static_cast<double>(bs.size() * cs.size()) * ((offload && !model.gpu.empty()) ? 2.0 : 1.0);
+  if (json) {
+    out << nlohmann::ordered_json{{"scenario", s.name.empty() ? s.origin : s.name},
+                                  {"mode", "serving"},
+                                  {"period_s", s.serving->duration.value()},
+                                  {"gpus", s.hardware.total_gpus()},
+                                  {"requests", p.requests.size()},
+                                  {"steps", run.steps.size()},
+                                  {"table_points", table_points},
+                                  {"table_wall_s", table_s},
+                                  {"loop_wall_s", loop_s},
+                                  {"wall_s", total_s},
+                                  {"interpolation_checks", checks},
+                                  {"interpolation_max_abs_error", worst}}
+               .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+        << "\n";
+    return 0;
+  }
+  char buf[768];
+  std::snprintf(buf, sizeof buf,
+                "%s: serving %.0f s of arrivals on %d GPUs (%zu requests, %zu decode steps)\n"
+                "  wall time            %.3f s   (step-time table %.3f s for %.0f Simulation runs; serving loop and metrics %.3f s)\n"
+                "  table interpolation  max |error| %.2f%% at %zu midpoints between batch grid points (direct runs, not timed)\n",
+                (s.name.empty() ? s.origin : s.name).c_str(), s.serving->duration.value(), s.hardware.total_gpus(),
+                p.requests.size(), run.steps.size(), total_s, table_s, table_points, loop_s, worst * 100, checks.size());
+  out << buf;
+  for (const auto& c : checks) {
+    std::snprintf(buf, sizeof buf, "    batch %3lld context %7lld: table %.3f ms, direct %.3f ms (%+.2f%%)\n",
+                  static_cast<long long>(c.at("batch_per_gpu").get<std::int64_t>()),
+                  static_cast<long long>(c.at("context").get<std::int64_t>()), c.at("table_s").get<double>() * 1e3,
+                  c.at("direct_s").get<double>() * 1e3, c.at("error").get<double>() * 100);
+    out << buf;
+  }
+  (void)serving;
+  return 0;
+}
+
+}  // namespace ess

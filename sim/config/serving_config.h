@@ -1,0 +1,80 @@
+// The optional "serving" section of a scenario: a period of request arrivals served by
+// continuous batching on the scenario's GPUs (sim/serving/), instead of a fixed batch.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/units.h"
+
+namespace ess {
+
+class ObjectReader;
+
+// Token counts drawn uniformly from the integers in [min, max] (min == max: a fixed length).
+struct TokenLengths {
+  std::int64_t min = 0;
+  std::int64_t max = 0;
+  [[nodiscard]] bool fixed() const { return min == max; }
+};
+
+// From `at` seconds on, Poisson arrivals come at `rate` requests per second (a load step).
+struct RateChange {
+  double at = 0.0;
+  double rate = 0.0;
+};
+
+struct ArrivalConfig {
+  std::string process = "poisson";  // "poisson" or "trace"
+  double rate = 0.0;                // poisson: requests per second from t = 0
+  std::vector<RateChange> rate_changes;  // poisson: later rates, by increasing time
+  TokenLengths prompt_tokens;       // poisson: the prompt (already prefilled) of each request
+  TokenLengths output_tokens;       // poisson: tokens each request decodes here
+  std::string file;                 // trace: CSV of arrival_s,prompt_tokens,output_tokens
+};
+
+// The adaptive batch-size controller (sim/serving/controller.h).
+struct ControllerConfig {
+  bool enabled = true;
+  Seconds p99_target = Seconds(0.5);  // P99 step latency to stay under (the ESS documents' 500 ms)
+  std::int64_t window = 64;           // recent steps the P99 is taken over
+  double decrease = 0.75;             // cap x this when the P99 reaches `headroom` x target
+  std::int64_t increase = 1;          // cap + this when the P99 is below it and the cap binds
+  double headroom = 0.9;              // act at this fraction of the target, so the target itself holds
+  // Where the cap starts: "model", the largest batch the step-time table predicts under
+  // headroom x target; "max", the admission bound (the feedback alone finds the cap).
+  std::string initial_cap = "model";
+};
+
+// Service-level objectives for goodput, as vLLM's --goodput: a request is good when every
+// objective given holds for it. Absent: not checked.
+struct SloConfig {
+  std::optional<Seconds> ttft;
+  std::optional<Seconds> tpot;
+  std::optional<Seconds> e2el;
+};
+
+// Grid of the step-time table (sim/serving/step_table.h); empty lists: chosen automatically.
+struct StepTableConfig {
+  std::vector<std::int64_t> batches;   // requests per GPU
+  std::vector<std::int64_t> contexts;  // tokens per request
+  std::int64_t steps = 2;              // decode steps simulated per grid point
+};
+
+struct ServingConfig {
+  Seconds duration;     // arrivals during [0, duration)
+  Seconds drain_limit;  // after it, at most this long for the requests still in flight
+  ArrivalConfig arrivals;
+  std::optional<std::int64_t> max_batch_per_gpu;  // admission bound; nullopt: what memory allows
+  ControllerConfig controller;
+  SloConfig slo;
+  StepTableConfig table;
+};
+
+// Reads the "serving" object. `scenario_dir` resolves a relative trace path. ConfigError on any
+// bad value (file, JSON pointer, expectation, did-you-mean for unknown keys).
+[[nodiscard]] ServingConfig read_serving(ObjectReader& r, const std::string& scenario_dir);
+
+}  // namespace ess

@@ -1,0 +1,43 @@
+// Request arrivals of a serving period: Poisson at a (piecewise-constant) rate from the scenario's
+// seed, or the rows of a CSV trace. Pure functions, no SimGrid.
+//
+// Common random numbers: arrival times, prompt lengths and output lengths each have their own
+// stream forked from arrival_seed(seed), so the same seed gives the same requests whatever the
+// admission, controller or cache settings, and changing one length distribution does not move
+// the arrival times.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/config/serving_config.h"
+
+namespace ess {
+
+struct Request {
+  std::int64_t id = 0;        // 0, 1, ... in arrival order
+  double arrival = 0.0;       // seconds since the start of the period
+  std::int64_t prompt_tokens = 0;  // cached at arrival (prefilled elsewhere, PD-disaggregated)
+  std::int64_t output_tokens = 0;  // tokens to decode here
+};
+
+// The seed of the arrival streams of a scenario with this seed (distinct from the cache
+// simulation's and the routing's streams).
+[[nodiscard]] std::uint64_t arrival_seed(std::uint64_t scenario_seed);
+
+// Poisson arrivals during [0, duration), rate changes applied at their times (the process is
+// memoryless, so it restarts at each change). Exponential gaps by inversion of our own uniform
+// draws (sim/graph/rng.h); lengths uniform over their integer range.
+[[nodiscard]] std::vector<Request> poisson_arrivals(const ArrivalConfig& a, double duration, std::uint64_t seed);
+
+// A trace: a header line "arrival_s,prompt_tokens,output_tokens", then one request per line
+// (arrival seconds >= 0, non-decreasing; token counts integers >= 1). Rows arriving at or after
+// `duration` are left out. ConfigError naming the file and line on any bad row.
+[[nodiscard]] std::vector<Request> parse_arrival_trace(const std::string& text, const std::string& origin, double duration);
+[[nodiscard]] std::vector<Request> read_arrival_trace(const std::string& path, double duration);
+
+// The requests of a serving section (either kind).
+[[nodiscard]] std::vector<Request> arrivals(const ServingConfig& s, std::uint64_t scenario_seed);
+
+}  // namespace ess

@@ -1,0 +1,82 @@
+#include "sim/serving/serving_memory.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/memory/memory_plan.h"
+
+namespace ess {
+
+namespace {
+
+constexpr std::int64_t kMaxBatchBound = 1 << 20;  // the loader's bound on batch_per_gpu
+
+// Weights, activations, runtime and reserve of one GPU at `batch` requests of `tokens` each.
+double fixed_bytes(const Scenario& s, std::int64_t batch, std::int64_t tokens) {
+  Scenario at = s;
+  at.workload.batch_per_gpu = batch;
+  at.workload.context_length = tokens;
+  at.workload.decode_steps = 0;  // cache_tokens() = the context: the request's final length
+  const MemoryBudget b = plan_memory(at, batch);
+  return (b.line("weights") + b.line("activations") + b.line("runtime") + b.line("reserve")).value();
+}
+
+}  // namespace
+
+ServingMemory::ServingMemory(const Scenario& s, std::int64_t min_tokens, std::int64_t max_tokens,
+                             std::optional<std::int64_t> batch_bound)
+    : s_(&s), offload_(s.cache.mode == CacheMode::offload), max_tokens_(max_tokens) {
+  const auto& cpu = s.hardware.cpu;
+  host_capacity_ = cpu.dram_capacity_per_socket.value();
+  host_budget_ = offload_ ? host_capacity_ * s.cache.host_memory_threshold : 0.0;
+  sockets_ = cpu.sockets * s.hardware.nodes;
+  const double capacity = s.hardware.gpu.hbm_capacity.value();
+  const Footprint smallest = offload_ ? offloaded(min_tokens) : gpu_only(min_tokens);
+  const auto fitting = [&](double fixed) {
+    const double room = capacity - fixed;
+    if (room < smallest.hbm) return std::int64_t{0};
+    return std::min<std::int64_t>(kMaxBatchBound, static_cast<std::int64_t>(std::floor(room / smallest.hbm)));
+  };
+  if (batch_bound) {
+    batch_bound_ = *batch_bound;
+  } else {
+    // Activations grow with the batch: size them for the batch one request's activations allow,
+    // which only over-counts them (a smaller bound is then safe).
+    batch_bound_ = std::max<std::int64_t>(1, fitting(fixed_bytes(s, 1, max_tokens)));
+  }
+  fixed_ = fixed_bytes(s, batch_bound_, max_tokens);
+  hbm_budget_ = capacity - fixed_;
+  if (!batch_bound) batch_bound_ = std::max<std::int64_t>(1, fitting(fixed_));
+}
+
+Footprint ServingMemory::gpu_only(std::int64_t tokens) const {
+  return {(kv_cache_bytes_per_request(*s_, tokens) + indexer_cache_bytes_per_request(*s_, tokens)).value(), 0.0};
+}
+
+Footprint ServingMemory::offloaded(std::int64_t tokens) const {
+  const Scenario& s = *s_;
+  const std::int64_t top_k = s.model.indexer ? s.model.indexer->top_k : tokens;
+  // As place_requests: a pool holds at least one step's selection outside the pinned window.
+  const std::int64_t pool = std::max(s.cache.pool_capacity(tokens),
+                                     std::min(top_k, std::max<std::int64_t>(0, tokens - s.cache.pinned_recent)));
+  const std::int64_t resident = std::min(tokens, pool + s.cache.pinned_recent);
+  const double buffers = 2.0 * static_cast<double>(std::min(top_k, tokens)) * s.model.attention.cache_bytes_per_token.value();
+  return {(kv_cache_bytes_per_request(s, resident) + indexer_cache_bytes_per_request(s, tokens)).value() + buffers,
+          kv_cache_bytes_per_request(s, tokens).value()};
+}
+
+int ServingMemory::socket_of(int gpu) const {
+  const int per_node = s_->hardware.gpu.count;
+  const int node = gpu / per_node;
+  const int local = std::min(s_->hardware.cpu.sockets - 1, (gpu % per_node) / s_->hardware.cpu.gpus_per_socket);
+  return node * s_->hardware.cpu.sockets + local;
+}
+
+bool ServingMemory::fallback_possible() const {
+  if (!offload_) return false;
+  const auto& cpu = s_->hardware.cpu;
+  const auto sharing = static_cast<double>(std::min(cpu.gpus_per_socket, s_->hardware.gpu.count));
+  return sharing * static_cast<double>(batch_bound_) * offloaded(max_tokens_).host > host_budget_;
+}
+
+}  // namespace ess

@@ -1,0 +1,321 @@
+#include "sim/serving/serving_metrics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+
+#include "sim/config/quantity.h"
+#include "sim/serving/controller.h"
+
+namespace ess {
+
+namespace {
+
+nlohmann::ordered_json to_json(const Distribution& d) {
+  return {{"mean", d.mean}, {"median", d.median}, {"std", d.std}, {"p90", d.p90}, {"p99", d.p99}, {"max", d.max},
+          {"count", d.count}};
+}
+
+std::string ms(double seconds) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.2f ms", seconds * 1e3);
+  return buf;
+}
+
+std::string num(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
+double get(const nlohmann::ordered_json& j, std::initializer_list<const char*> path) {
+  const nlohmann::ordered_json* p = &j;
+  for (const char* k : path) {
+    if (!p->is_object() || !p->contains(k)) return std::nan("");
+    p = &p->at(k);
+  }
+  return p->is_number() ? p->get<double>() : std::nan("");
+}
+
+}  // namespace
+
+double linear_percentile(std::vector<double> values, double p) {
+  if (values.empty()) return 0.0;
+  std::sort(values.begin(), values.end());
+  const double pos = p / 100.0 * static_cast<double>(values.size() - 1);
+  const auto lo = static_cast<std::size_t>(std::floor(pos));
+  const std::size_t hi = std::min(values.size() - 1, lo + 1);
+  return values[lo] + (values[hi] - values[lo]) * (pos - static_cast<double>(lo));
+}
+
+Distribution distribution(std::vector<double> values) {
+  Distribution d;
+  d.count = values.size();
+  if (values.empty()) return d;
+  std::sort(values.begin(), values.end());
+  const double n = static_cast<double>(values.size());
+  d.mean = std::accumulate(values.begin(), values.end(), 0.0) / n;
+  double sq = 0.0;
+  for (double v : values) sq += (v - d.mean) * (v - d.mean);
+  d.std = std::sqrt(sq / n);
+  d.median = linear_percentile(values, 50);
+  d.p90 = linear_percentile(values, 90);
+  d.p99 = linear_percentile(values, 99);
+  d.max = values.back();
+  return d;
+}
+
+Distribution weighted_distribution(std::vector<std::pair<double, double>> vw) {
+  Distribution d;
+  vw.erase(std::remove_if(vw.begin(), vw.end(), [](const auto& x) { return x.second <= 0.0; }), vw.end());
+  if (vw.empty()) return d;
+  std::sort(vw.begin(), vw.end());
+  double total = 0.0;
+  double sum = 0.0;
+  for (const auto& [v, w] : vw) {
+    total += w;
+    sum += v * w;
+  }
+  d.count = static_cast<std::size_t>(total);
+  d.mean = sum / total;
+  double sq = 0.0;
+  for (const auto& [v, w] : vw) sq += w * (v - d.mean) * (v - d.mean);
+  d.std = std::sqrt(sq / total);
+  // The value at index `k` of the expanded, sorted array.
+  const auto at_index = [&](double k) {
+    double seen = 0.0;
+    for (const auto& [v, w] : vw) {
+      seen += w;
+      if (k < seen) return v;
+    }
+    return vw.back().first;
+  };
+  const auto pct = [&](double p) {
+    const double pos = p / 100.0 * (total - 1.0);
+    const double lo = std::floor(pos);
+    const double a = at_index(lo);
+    const double b = at_index(std::min(total - 1.0, lo + 1.0));
+    return a + (b - a) * (pos - lo);
+  };
+  d.median = pct(50);
+  d.p90 = pct(90);
+  d.p99 = pct(99);
+  d.max = vw.back().first;
+  return d;
+}
+
+nlohmann::ordered_json serving_json(const Scenario& s, const ServingRun& run, const StepModel& model,
+                                    const ServingMemory& memory) {
+  const ServingConfig& cfg = *s.serving;
+  std::vector<double> ttft;
+  std::vector<double> tpot;
+  std::vector<double> e2el;
+  std::vector<double> wait;
+  std::int64_t completed = 0;
+  std::int64_t good = 0;
+  double output_completed = 0.0;
+  double input_completed = 0.0;
+  double generated = 0.0;
+  for (const auto& r : run.requests) {
+    generated += static_cast<double>(r.generated);
+    if (r.admitted >= 0.0) wait.push_back(r.admitted - r.request.arrival);
+    if (!r.completed()) continue;
+    ++completed;
+    output_completed += static_cast<double>(r.generated);
+    input_completed += static_cast<double>(r.request.prompt_tokens);
+    const double t1 = r.first_token - r.request.arrival;
+    const double e = r.finish - r.request.arrival;
+    ttft.push_back(t1);
+    e2el.push_back(e);
+    // vLLM counts a one-token request's TPOT as 0 for goodput, and leaves it out of the TPOT list.
+    const double tp = r.generated > 1 ? (e - t1) / static_cast<double>(r.generated - 1) : 0.0;
+    if (r.generated > 1) tpot.push_back(tp);
+    const bool ok = (!cfg.slo.ttft || t1 <= cfg.slo.ttft->value()) && (!cfg.slo.tpot || tp <= cfg.slo.tpot->value()) &&
+                    (!cfg.slo.e2el || e <= cfg.slo.e2el->value());
+    if (ok) ++good;
+  }
+  std::vector<std::pair<double, double>> itl;
+  std::vector<std::pair<double, double>> itl_token;
+  std::vector<double> step_times;
+  double active_time = 0.0;
+  std::int64_t active_max = 0;
+  double busy_time = 0.0;
+  double util_time = 0.0;
+  double cap_time = 0.0;
+  std::int64_t cap_min = run.batch_bound;
+  std::int64_t cap_max = 0;
+  std::int64_t batch_max = 0;
+  for (const auto& st : run.steps) {
+    step_times.push_back(st.time);
+    active_time += st.active * st.time;
+    active_max = std::max<std::int64_t>(active_max, st.active);
+    batch_max = std::max<std::int64_t>(batch_max, st.batch_max);
+    busy_time += st.time;
+    util_time += st.utilization * st.time;
+    cap_time += st.cap * st.time;
+    cap_min = std::min<std::int64_t>(cap_min, st.cap);
+    cap_max = std::max<std::int64_t>(cap_max, st.cap);
+    for (std::size_t k = 1; k < st.chunks.size(); ++k) {
+      if (st.chunks[k] == 0) continue;
+      itl.emplace_back(st.time, st.chunks[k]);
+      itl_token.emplace_back(st.time / static_cast<double>(k), static_cast<double>(st.chunks[k]) * static_cast<double>(k));
+    }
+  }
+  const double duration = run.end_time;
+  const double nodes = s.hardware.nodes;
+  const auto per_s = [&](double x) { return duration > 0 ? x / duration : 0.0; };
+
+  nlohmann::ordered_json j;
+  j["period_s"] = cfg.duration.value();
+  j["duration_s"] = duration;
+  j["requests"] = {{"arrived", run.requests.size()},
+                   {"completed", completed},
+                   {"incomplete", static_cast<std::int64_t>(run.requests.size()) - completed},
+                   {"total_input_tokens", input_completed},
+                   {"total_output_tokens", output_completed},
+                   {"generated_tokens", generated}};
+  j["ttft_s"] = to_json(distribution(ttft));
+  j["tpot_s"] = to_json(distribution(tpot));
+  j["itl_s"] = to_json(weighted_distribution(itl));
+  j["itl_per_token_s"] = to_json(weighted_distribution(itl_token));
+  j["e2el_s"] = to_json(distribution(e2el));
+  j["queue_wait_s"] = to_json(distribution(wait));
+  j["throughput"] = {{"output_tokens_per_s", per_s(output_completed)},
+                     {"requests_per_s", per_s(static_cast<double>(completed))},
+                     {"input_tokens_per_s", per_s(input_completed)},
+                     {"output_tokens_per_s_per_gpu", per_s(output_completed) / s.hardware.total_gpus()}};
+  const auto slo_value = [](const std::optional<Seconds>& v) {
+    return v ? nlohmann::ordered_json(v->value()) : nlohmann::ordered_json(nullptr);
+  };
+  j["goodput"] = {{"slo_s", {{"ttft", slo_value(cfg.slo.ttft)}, {"tpot", slo_value(cfg.slo.tpot)}, {"e2el", slo_value(cfg.slo.e2el)}}},
+                  {"good_requests", good},
+                  {"requests_per_s", per_s(static_cast<double>(good))},
+                  {"good_share", completed > 0 ? static_cast<double>(good) / static_cast<double>(completed) : 0.0}};
+  j["concurrency"] = {{"sessions_per_node_mean", duration > 0 ? active_time / duration / nodes : 0.0},
+                      {"sessions_per_node_max", static_cast<double>(active_max) / nodes},
+                      {"batch_per_gpu_max", batch_max}};
+  const Distribution steps = distribution(step_times);
+  j["steps"] = {{"count", run.steps.size()},
+                {"step_time_s", {{"mean", steps.mean}, {"p50", steps.median}, {"p99", nearest_rank(step_times, 0.99)}, {"max", steps.max}}},
+                {"busy_s", busy_time},
+                {"idle_s", run.idle_time}};
+
+  // The controller: how the cap moved, and whether the P99 over each window of steps held.
+  const auto& cc = cfg.controller;
+  nlohmann::ordered_json traj = nlohmann::ordered_json::array();
+  for (const auto& c : run.cap_changes) traj.push_back({c.time, c.cap, c.p99});
+  std::int64_t windows = 0;
+  std::int64_t over = 0;
+  double settled_at = 0.0;
+  bool last_ok = true;
+  const auto w = static_cast<std::size_t>(cc.window);
+  for (std::size_t i = 0; i + w <= step_times.size(); i += w) {
+    const std::vector<double> part(step_times.begin() + static_cast<std::ptrdiff_t>(i),
+                                   step_times.begin() + static_cast<std::ptrdiff_t>(i + w));
+    ++windows;
+    last_ok = nearest_rank(part, 0.99) <= cc.p99_target.value();
+    if (!last_ok) {
+      ++over;
+      settled_at = i + w < run.steps.size() ? run.steps[i + w].start : duration;
+    }
+  }
+  j["controller"] = {{"enabled", cc.enabled},
+                     {"p99_target_s", cc.p99_target.value()},
+                     {"window_steps", cc.window},
+                     {"initial_cap", run.initial_cap},
+                     {"final_cap", run.cap_changes.empty() ? run.initial_cap : run.cap_changes.back().cap},
+                     {"cap_min", run.steps.empty() ? run.initial_cap : cap_min},
+                     {"cap_max", run.steps.empty() ? run.initial_cap : cap_max},
+                     {"cap_mean", busy_time > 0 ? cap_time / busy_time : 0.0},
+                     {"changes", run.cap_changes.size() > 0 ? run.cap_changes.size() - 1 : 0},
+                     {"windows", windows},
+                     {"windows_over_target", over},
+                     {"target_held", over == 0},
+                     {"held_after_s", last_ok ? nlohmann::ordered_json(settled_at) : nlohmann::ordered_json(nullptr)},
+                     {"trajectory", {{"columns", {"time_s", "cap", "window_p99_s"}}, {"rows", traj}}}};
+
+  nlohmann::ordered_json e;
+  if (const auto& p = s.hardware.gpu.power; p && run.energy) {
+    e["gpu_idle_w"] = p->idle.value();
+    e["gpu_busy_w"] = p->busy.value();
+    e["utilization_mean"] = busy_time > 0 ? util_time / busy_time : 0.0;
+    e["energy_j"] = *run.energy;
+    e["mean_power_w"] = duration > 0 ? *run.energy / duration : 0.0;
+    e["per_output_token_j"] = generated > 0 ? *run.energy / generated : 0.0;
+  } else {
+    e = nullptr;
+  }
+  j["energy"] = e;
+  j["memory"] = {{"batch_bound_per_gpu", run.batch_bound},
+                 {"hbm_for_caches_per_gpu", memory.hbm_budget()},
+                 {"hbm_peak_per_gpu", run.hbm_peak},
+                 {"host_capacity_per_socket", memory.host_capacity()},
+                 {"host_threshold", s.cache.host_memory_threshold},
+                 {"host_budget_per_socket", memory.host_budget()},
+                 {"host_peak_per_socket", run.host_peak},
+                 {"fallback_gpu_only_requests", run.fallback_requests},
+                 {"steps_blocked_by_memory", run.blocked_by_memory_steps}};
+  const auto table_json = [](const StepTable& t) {
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+    for (std::size_t i = 0; i < t.batches().size(); ++i) {
+      for (std::size_t c = 0; c < t.contexts().size(); ++c) {
+        const auto& p = t.points()[i * t.contexts().size() + c];
+        rows.push_back({t.batches()[i], t.contexts()[c], p.time, p.utilization});
+      }
+    }
+    return nlohmann::ordered_json{{"columns", {"batch_per_gpu", "context", "step_time_s", "utilization"}}, {"rows", rows}};
+  };
+  j["step_table"] = {{"gpu_only", model.gpu.empty() ? nlohmann::ordered_json(nullptr) : table_json(model.gpu)},
+                     {"offload", model.offload ? table_json(*model.offload) : nlohmann::ordered_json(nullptr)}};
+  return j;
+}
+
+std::string serving_table(const Scenario& s, const nlohmann::ordered_json& j) {
+  std::string out;
+  const auto line = [&](const std::string& label, const std::string& value) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "  %-34s %s\n", label.c_str(), value.c_str());
+    out += buf;
+  };
+  out += (s.name.empty() ? s.origin : s.name) + ": serving " + format_quantity(s.serving->duration.value(), Dimension::seconds) +
+         " of arrivals on " + std::to_string(s.hardware.total_gpus()) + " x " + s.hardware.gpu.kind + " (" +
+         (s.cache.mode == CacheMode::offload ? "ESS offload" : "GPU-only cache") + ")\n";
+  line("requests (completed / arrived)", num("%.0f", get(j, {"requests", "completed"})) + " / " + num("%.0f", get(j, {"requests", "arrived"})));
+  line("run time (to the last completion)", num("%.1f s", get(j, {"duration_s"})));
+  line("TTFT mean / p99", ms(get(j, {"ttft_s", "mean"})) + " / " + ms(get(j, {"ttft_s", "p99"})));
+  line("TPOT mean / p99", ms(get(j, {"tpot_s", "mean"})) + " / " + ms(get(j, {"tpot_s", "p99"})));
+  line("ITL mean / p99 (per chunk)", ms(get(j, {"itl_s", "mean"})) + " / " + ms(get(j, {"itl_s", "p99"})));
+  line("E2E latency mean / p99", num("%.2f s", get(j, {"e2el_s", "mean"})) + " / " + num("%.2f s", get(j, {"e2el_s", "p99"})));
+  line("output throughput", num("%.0f tokens/s", get(j, {"throughput", "output_tokens_per_s"})) + " (" +
+                                num("%.2f requests/s", get(j, {"throughput", "requests_per_s"})) + ")");
+  line("goodput", num("%.2f requests/s", get(j, {"goodput", "requests_per_s"})) + " (" +
+                      num("%.1f%% of completed meet the SLO)", 100.0 * get(j, {"goodput", "good_share"})));
+  line("sessions per node mean / max", num("%.1f", get(j, {"concurrency", "sessions_per_node_mean"})) + " / " +
+                                           num("%.0f", get(j, {"concurrency", "sessions_per_node_max"})));
+  line("step time mean / p99", ms(get(j, {"steps", "step_time_s", "mean"})) + " / " + ms(get(j, {"steps", "step_time_s", "p99"})));
+  const auto& c = j.at("controller");
+  line("batch cap per GPU", std::string(c.at("enabled").get<bool>() ? "adaptive" : "fixed (controller off)") + ": start " +
+                                num("%.0f", get(c, {"initial_cap"})) + ", range " + num("%.0f", get(c, {"cap_min"})) + "-" +
+                                num("%.0f", get(c, {"cap_max"})) + ", end " + num("%.0f", get(c, {"final_cap"})) + ", " +
+                                num("%.0f moves", get(c, {"changes"})) + " (memory bound " +
+                                num("%.0f)", get(j, {"memory", "batch_bound_per_gpu"})));
+  line("P99 step target", ms(get(c, {"p99_target_s"})) + ": " + num("%.0f", get(c, {"windows_over_target"})) + " of " +
+                              num("%.0f", get(c, {"windows"})) + " windows over it");
+  if (j.at("energy").is_null()) {
+    line("energy", "not modelled (the hardware has no gpu.power)");
+  } else {
+    line("energy per output token", num("%.3f J", get(j, {"energy", "per_output_token_j"})) + " (mean power " +
+                                        num("%.0f W", get(j, {"energy", "mean_power_w"})) + ", utilisation " +
+                                        num("%.2f)", get(j, {"energy", "utilization_mean"})));
+  }
+  if (s.cache.mode == CacheMode::offload) {
+    line("memory protection", num("%.0f requests GPU-only", get(j, {"memory", "fallback_gpu_only_requests"})) + "; host peak " +
+                                  num("%.1f%% of a socket", 100.0 * get(j, {"memory", "host_peak_per_socket"}) /
+                                                                get(j, {"memory", "host_capacity_per_socket"})) +
+                                  " (threshold " + num("%.0f%%)", 100.0 * get(j, {"memory", "host_threshold"})));
+  }
+  return out;
+}
+
+}  // namespace ess

@@ -1,0 +1,62 @@
+#include "sim/serving/step_table.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace ess {
+
+namespace {
+
+// Index i and weight w with value = (1 - w) axis[i] + w axis[i + 1], clamped to the axis.
+std::pair<std::size_t, double> locate(const std::vector<std::int64_t>& axis, double x) {
+  if (axis.size() == 1 || x <= static_cast<double>(axis.front())) return {0, 0.0};
+  if (x >= static_cast<double>(axis.back())) return {axis.size() - 2, 1.0};
+  const auto it = std::upper_bound(axis.begin(), axis.end(), x, [](double v, std::int64_t a) { return v < static_cast<double>(a); });
+  const auto i = static_cast<std::size_t>(it - axis.begin()) - 1;
+  const double lo = static_cast<double>(axis[i]);
+  const double hi = static_cast<double>(axis[i + 1]);
+  return {i, (x - lo) / (hi - lo)};
+}
+
+void check_axis(const std::vector<std::int64_t>& axis, const char* name) {
+  if (axis.empty()) throw std::invalid_argument(std::string("StepTable: no ") + name);
+  for (std::size_t i = 1; i < axis.size(); ++i) {
+    if (axis[i] <= axis[i - 1]) throw std::invalid_argument(std::string("StepTable: ") + name + " must increase");
+  }
+}
+
+}  // namespace
+
+StepTable::StepTable(std::vector<std::int64_t> batches, std::vector<std::int64_t> contexts, std::vector<StepPoint> points)
+    : batches_(std::move(batches)), contexts_(std::move(contexts)), points_(std::move(points)) {
+  check_axis(batches_, "batches");
+  check_axis(contexts_, "contexts");
+  if (points_.size() != batches_.size() * contexts_.size()) throw std::invalid_argument("StepTable: points do not match the grid");
+}
+
+StepPoint StepTable::at(double batch, double context) const {
+  const auto [i, wb] = locate(batches_, batch);
+  const auto [j, wc] = locate(contexts_, context);
+  const std::size_t nc = contexts_.size();
+  const auto p = [&](std::size_t a, std::size_t b) {
+    return points_[std::min(a, batches_.size() - 1) * nc + std::min(b, nc - 1)];
+  };
+  const auto mix = [&](double StepPoint::*f) {
+    const double low = (1 - wc) * (p(i, j).*f) + wc * (p(i, j + 1).*f);
+    const double high = (1 - wc) * (p(i + 1, j).*f) + wc * (p(i + 1, j + 1).*f);
+    return (1 - wb) * low + wb * high;
+  };
+  return {mix(&StepPoint::time), mix(&StepPoint::utilization)};
+}
+
+StepPoint StepModel::at(double batch, double context, double offloaded_share) const {
+  if (!offload) return gpu.at(batch, context);
+  const StepPoint o = offload->at(batch, context);
+  if (offloaded_share >= 1.0) return o;
+  if (gpu.empty()) throw std::logic_error("StepModel: GPU-only requests in a batch, but no GPU-only table was built");
+  const StepPoint g = gpu.at(batch, context);
+  const double f = std::max(0.0, offloaded_share);
+  return {g.time + f * (o.time - g.time), g.utilization + f * (o.utilization - g.utilization)};
+}
+
+}  // namespace ess

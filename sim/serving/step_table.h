@@ -1,0 +1,56 @@
+// The step-time table of a serving run: decode-step time and GPU utilisation at a grid of
+// (requests per GPU, context) points, measured by full Simulation runs (table_builder.h), and
+// bilinearly interpolated in between. Pure data and arithmetic: tests build tables by hand.
+//
+// Why a table: a serving period of 10 minutes is ~10^4-10^5 decode steps with a different batch
+// and contexts each; one SimGrid run of a step costs milliseconds to seconds. Step time is close
+// to affine in the batch (GEMM weight reads, then per-request attention and MoE work) and in the
+// context (indexer scoring), so linear interpolation between grid points is accurate; the bench
+// measures the error at the cells' midpoints against direct runs (sim/README.md, "Serving").
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace ess {
+
+struct StepPoint {
+  double time = 0.0;         // seconds per decode step
+  double utilization = 0.0;  // busy compute fraction of the step, mean over GPUs, in [0, 1]
+};
+
+class StepTable {
+ public:
+  StepTable() = default;
+  // `points` row-major: points[i * contexts.size() + j] at (batches[i], contexts[j]). Both axes
+  // strictly increasing and non-empty; std::invalid_argument otherwise.
+  StepTable(std::vector<std::int64_t> batches, std::vector<std::int64_t> contexts, std::vector<StepPoint> points);
+
+  // Bilinear in (batch, context); outside the grid the nearest edge value (clamped).
+  [[nodiscard]] StepPoint at(double batch, double context) const;
+  [[nodiscard]] bool empty() const { return points_.empty(); }
+  [[nodiscard]] const std::vector<std::int64_t>& batches() const { return batches_; }
+  [[nodiscard]] const std::vector<std::int64_t>& contexts() const { return contexts_; }
+  [[nodiscard]] const std::vector<StepPoint>& points() const { return points_; }
+
+ private:
+  std::vector<std::int64_t> batches_;
+  std::vector<std::int64_t> contexts_;
+  std::vector<StepPoint> points_;
+};
+
+// The step of a batch mixing requests whose latent cache is offloaded (ESS) and GPU-only ones
+// (memory protection's fallback): the GPU-only table plus the offloaded share of the difference
+// (offload adds the miss fetches and the gathers' SM share; the compute is the same).
+struct StepModel {
+  // Every request GPU-only (cache.mode "gpu"); in offload mode empty when memory protection can
+  // never keep a request GPU-only (the host memory holds every request the GPUs can).
+  StepTable gpu;
+  std::optional<StepTable> offload;  // every request offloaded (cache.mode "offload" only)
+  // `batch`: requests on the fullest GPU (all GPUs wait for it at the all-to-all); `context`:
+  // mean tokens per request; `offloaded_share` in [0, 1].
+  [[nodiscard]] StepPoint at(double batch, double context, double offloaded_share) const;
+};
+
+}  // namespace ess

@@ -1,0 +1,133 @@
+#include "sim/serving/table_builder.h"
+
+#include <algorithm>
+#include <atomic>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+
+#include <unistd.h>
+#include <cmath>
+
+#include "sim/engine/simulation.h"
+
+namespace ess {
+
+namespace {
+
+// Capacities that hold any grid point: 1 EB of HBM and of host memory per socket.
+constexpr double kUnboundedBytes = 1e18;
+// Contexts further apart than this ratio get a middle grid point.
+constexpr double kContextSpreadForMiddle = 1.25;
+
+// A private directory under the system's temporary directory, removed with everything in it.
+struct TempDir {
+  std::filesystem::path path;
+  TempDir() {
+    static std::atomic<unsigned> counter{0};
+    const auto base = std::filesystem::temp_directory_path();
+    for (int attempt = 0; attempt < 100; ++attempt) {
+      auto p = base / ("ess-serving-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+      if (std::filesystem::create_directory(p)) {
+        path = std::move(p);
+        return;
+      }
+    }
+    throw std::runtime_error("could not create a temporary directory under " + base.string());
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path, ec);
+  }
+};
+
+}  // namespace
+
+TableGrid table_grid(const Scenario& s, const ServingMemory& memory, const std::vector<Request>& requests) {
+  const auto& t = s.serving->table;
+  TableGrid g;
+  if (!t.batches.empty()) {
+    g.batches = t.batches;
+  } else {
+    for (std::int64_t b = 1; b < memory.batch_bound(); b *= 2) g.batches.push_back(b);
+    g.batches.push_back(memory.batch_bound());
+  }
+  if (!t.contexts.empty()) {
+    g.contexts = t.contexts;
+  } else {
+    std::int64_t lo = 0;
+    std::int64_t hi = 0;
+    for (const auto& r : requests) {
+      lo = lo == 0 ? r.prompt_tokens : std::min(lo, r.prompt_tokens);
+      hi = std::max(hi, r.prompt_tokens + r.output_tokens);
+    }
+    if (requests.empty()) lo = hi = std::max<std::int64_t>(1, s.workload.context_length);
+    g.contexts.push_back(lo);
+    if (static_cast<double>(hi) > kContextSpreadForMiddle * static_cast<double>(lo)) {
+      g.contexts.push_back(static_cast<std::int64_t>(std::llround(std::sqrt(static_cast<double>(lo) * static_cast<double>(hi)))));
+    }
+    if (hi > g.contexts.back()) g.contexts.push_back(hi);
+  }
+  return g;
+}
+
+StepPoint measure_point(const Scenario& base, bool offload, std::int64_t batch, std::int64_t context, std::int64_t steps,
+                        const std::filesystem::path& access_store) {
+  Scenario s = base;
+  s.serving.reset();
+  s.workload.batch_per_gpu = batch;
+  s.workload.context_length = context;
+  s.workload.decode_steps = steps;
+  s.hardware.gpu.hbm_capacity = Bytes(kUnboundedBytes);
+  s.hardware.cpu.dram_capacity_per_socket = Bytes(kUnboundedBytes);
+  if (offload) {
+    s.cache.host_memory_threshold = 1.0;
+  } else {
+    s.cache.mode = CacheMode::gpu;
+  }
+  ResourceLimits limits;
+  limits.enforce = false;
+  SimulationOptions options{steps, 0, limits};
+  if (offload) options.access_store = access_store;
+  Simulation sim(s, options);
+  const RunResult r = sim.run();
+  double time = 0.0;
+  double util = 0.0;
+  double samples = 0.0;
+  for (std::size_t k = 0; k < r.step_time.size(); ++k) {
+    time += r.step_time[k];
+    for (const auto& g : r.gpu_steps[k]) {
+      double busy = 0.0;
+      for (OpCategory c : {OpCategory::gemm, OpCategory::attention, OpCategory::indexer, OpCategory::norm,
+                           OpCategory::elementwise, OpCategory::collective}) {
+        busy += g.busy[static_cast<std::size_t>(c)];
+      }
+      util += std::min(1.0, busy / r.step_time[k]);
+      samples += 1.0;
+    }
+  }
+  return {time / static_cast<double>(r.step_time.size()), samples > 0 ? util / samples : 0.0};
+}
+
+StepModel build_step_model(const Scenario& s, const ServingMemory& memory, const TableGrid& grid) {
+  const TempDir store;
+  const auto table = [&](bool offload) {
+    std::vector<StepPoint> points;
+    for (auto b : grid.batches) {
+      for (auto c : grid.contexts) points.push_back(measure_point(s, offload, b, c, s.serving->table.steps, store.path));
+    }
+    return StepTable(grid.batches, grid.contexts, std::move(points));
+  };
+  StepModel m;
+  if (memory.offload()) {
+    m.offload = table(true);
+    if (memory.fallback_possible()) m.gpu = table(false);
+  } else {
+    m.gpu = table(false);
+  }
+  return m;
+}
+
+}  // namespace ess

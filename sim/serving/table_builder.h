@@ -1,0 +1,48 @@
+// Building the step-time table of a serving run from real Simulation runs (sim/engine): one run
+// of a few decode steps per grid point, every GPU at the point's batch and every request at its
+// context. The only part of sim/serving that runs SimGrid.
+//
+// Each point runs the scenario with HBM and host memory made large enough to hold it (step time
+// does not depend on the capacities, only on bandwidths and compute) and, in offload mode, with
+// every request offloaded; a second table with cache.mode "gpu" prices GPU-only requests when
+// memory protection can keep some GPU-only. Runs in one process share SimGrid's clock, whose
+// rounding moves times by ~1e-16 relative between the first and a later run; results depend on
+// the runs only through the table, built in the same order every time, so they stay
+// byte-identical for the same binary, scenario and seed.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <vector>
+
+#include "sim/config/scenario.h"
+#include "sim/serving/arrivals.h"
+#include "sim/serving/serving_memory.h"
+#include "sim/serving/step_table.h"
+
+namespace ess {
+
+struct TableGrid {
+  std::vector<std::int64_t> batches;
+  std::vector<std::int64_t> contexts;
+};
+
+// The table's grid: serving.table's lists, or automatically batches 1, 2, 4, ... and the bound,
+// and contexts from the shortest prompt to the longest prompt + output (plus their geometric
+// middle when they differ by more than 25%).
+[[nodiscard]] TableGrid table_grid(const Scenario& s, const ServingMemory& memory, const std::vector<Request>& requests);
+
+// One point: mean step time and utilisation (busy compute over the step, mean over GPUs and
+// steps: GEMMs, attention, indexer, norms, elementwise and collectives; not the waits for
+// fetches, the host time or the idle) of `steps` decode steps.
+// `access_store` (offload, optional): where points that differ only in batch share their cache
+// simulation (sim/engine/access_store.h): its result does not depend on the batch.
+[[nodiscard]] StepPoint measure_point(const Scenario& s, bool offload, std::int64_t batch, std::int64_t context,
+                                      std::int64_t steps, const std::filesystem::path& access_store = {});
+
+// Every point of the grid, offloaded (and GPU-only when memory protection can keep requests so);
+// the offload points share one cache simulation per context through an access store in a
+// private temporary directory, removed afterwards.
+[[nodiscard]] StepModel build_step_model(const Scenario& s, const ServingMemory& memory, const TableGrid& grid);
+
+}  // namespace ess

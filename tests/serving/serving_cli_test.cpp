@@ -1,0 +1,38 @@
+// The serving mode through the command line, in-process: `check` prints the serving section,
+// `run` writes results.json with its "serving" object and prints the serving table.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "tests/cli/cli_run.h"
+#include "tests/scratch_dir.h"
+#include "tests/serving/serving_test_support.h"
+
+using namespace ess;
+
+TEST_CASE("check prints the resolved serving section", "[serving][cli]") {
+  const auto r = test::run_cli({"check", test::kServingBaseline});
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("\"serving\": {"));
+  CHECK_THAT(r.out, Catch::Contains("\"p99_target\": {\"value\": \"0.5s\""));
+}
+
+TEST_CASE("run of a serving scenario writes results.json with the serving metrics", "[serving][cli]") {
+  const test::ScratchDir dir("serving-cli");
+  const auto out = (dir.path() / "out").string();
+  // A short period keeps the test fast; the table still comes from Simulation runs.
+  const auto r = test::run_cli({"run", test::kServingBaseline, "-o", out, "--set", "serving.duration=20s", "--set",
+                                "serving.arrivals.rate=2/s", "--set", R"(serving.table.batches=[1, 8, 20])"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("TPOT mean / p99"));
+  CHECK_THAT(r.out, Catch::Contains("energy per output token"));
+  const auto j = nlohmann::json::parse(test::read_file(std::filesystem::path(out) / "results.json"));
+  CHECK(j["mode"] == "serving");
+  for (const char* k : {"ttft_s", "tpot_s", "itl_s", "itl_per_token_s", "e2el_s", "throughput", "goodput", "concurrency",
+                        "controller", "energy", "memory", "step_table"}) {
+    INFO(k);
+    CHECK(j["serving"].contains(k));
+  }
+  CHECK(j["serving"]["requests"]["completed"].get<int>() > 20);
+  CHECK(j["serving"]["energy"]["per_output_token_j"].get<double>() > 0);
+}
