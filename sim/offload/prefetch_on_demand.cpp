@@ -1,0 +1,18 @@
+// on-demand: no prefetch. Each layer fetches its misses once its indexer has selected them (ESS as
+// published: the fetch overlaps that layer's attention only as the overlap policy allows).
+#include "sim/offload/prefetch.h"
+
+namespace ess {
+
+namespace {
+
+class OnDemandPrefetch final : public PrefetchPolicy {
+ public:
+  [[nodiscard]] PrefetchLink link() const override { return PrefetchLink::none; }
+};
+
+}  // namespace
+
+std::unique_ptr<PrefetchPolicy> make_on_demand_prefetch() { return std::make_unique<OnDemandPrefetch>(); }
+
+}  // namespace ess
