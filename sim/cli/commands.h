@@ -40,5 +40,7 @@ void add_sweep_command(CLI::App& app, CommandAction& action);
 void add_plot_command(CLI::App& app, CommandAction& action);
 // `search` and `pareto` (cmd_search.cpp): bisection searches over the simulator, ranked fronts.
 void add_search_command(CLI::App& app, CommandAction& action);
+// `compare` (cmd_compare.cpp): scenarios side by side on common random numbers, over seeds.
+void add_compare_command(CLI::App& app, CommandAction& action);
 
 }  // namespace ess

@@ -224,12 +224,12 @@ SweepRunSummary run_sweep(const SweepSpec& spec, const SweepRunOptions& o) {
         progress.finished(p, outcome);
         continue;
       }
-      std::vector<std::string> args = {"run", spec.base};
-      for (const auto& s : sets) {
-        args.push_back("--set");
-        args.push_back(s);
-      }
-      args.insert(args.end(), {"--steps", std::to_string(spec.steps), "--json", "--access-store", store.string()});
+      ScenarioChild child;
+      child.scenario = spec.base;
+      child.sets = sets;
+      child.steps = spec.steps;
+      child.extra_args = {"--access-store", store.string()};
+      const auto args = scenario_child_args(child);
       Running r{p, sha, t0, work / ("point-" + std::to_string(p.index) + ".out"),
                 work / ("point-" + std::to_string(p.index) + ".err")};
       const pid_t pid = spawn(o.executable, args, spec.base_dir, r.out_file, r.err_file);
@@ -296,25 +296,71 @@ SweepRunSummary run_sweep(const SweepSpec& spec, const SweepRunOptions& o) {
   return summary;
 }
 
-PointOutcome run_scenario_child(const std::string& executable, const std::string& scenario,
-                                const std::vector<std::string>& sets, std::int64_t steps,
-                                const std::filesystem::path& cwd, const std::filesystem::path& work_dir) {
-  ensure_directory(work_dir);
-  std::vector<std::string> args = {"run", scenario};
-  for (const auto& set : sets) {
+std::vector<std::string> scenario_child_args(const ScenarioChild& child) {
+  std::vector<std::string> args = {"run", child.scenario};
+  for (const auto& set : child.sets) {
     args.push_back("--set");
     args.push_back(set);
   }
-  if (steps > 0) args.insert(args.end(), {"--steps", std::to_string(steps)});
+  if (child.steps > 0) args.insert(args.end(), {"--steps", std::to_string(child.steps)});
   args.push_back("--json");
-  const auto out_file = work_dir / ("probe-" + std::to_string(::getpid()) + ".out");
-  const auto err_file = work_dir / ("probe-" + std::to_string(::getpid()) + ".err");
-  const pid_t pid = spawn(executable, args, cwd, out_file, err_file);
-  const int status = wait_child(pid, "a probe (" + executable + ")");
-  const std::string out = read_and_remove(out_file);
-  const std::string err = read_and_remove(err_file);
-  return classify_run(WIFEXITED(status) ? WEXITSTATUS(status) : -1, WIFSIGNALED(status) ? WTERMSIG(status) : 0, out,
-                      err);
+  args.insert(args.end(), child.extra_args.begin(), child.extra_args.end());
+  return args;
+}
+
+void run_scenario_children(const std::string& executable, const std::vector<ScenarioChild>& children,
+                           std::size_t jobs, const std::filesystem::path& cwd, const std::filesystem::path& work_dir,
+                           const std::function<bool(std::size_t, PointOutcome&)>& finished) {
+  if (children.empty()) return;
+  ensure_directory(work_dir);
+  struct Files {
+    std::size_t index;
+    std::filesystem::path out_file, err_file;
+  };
+  std::map<pid_t, Files> running;
+  std::size_t next = 0;
+  bool more = true;  // `finished` has not asked to stop
+  // The parent's pid in the names: two commands may share a work folder.
+  const std::string stem = "child-" + std::to_string(::getpid()) + "-";
+  while ((more && next < children.size()) || !running.empty()) {
+    while (more && next < children.size() && running.size() < std::max<std::size_t>(1, jobs)) {
+      Files f{next, work_dir / (stem + std::to_string(next) + ".out"), work_dir / (stem + std::to_string(next) + ".err")};
+      const pid_t pid = spawn(executable, scenario_child_args(children[next]), cwd, f.out_file, f.err_file);
+      running.emplace(pid, std::move(f));
+      ++next;
+    }
+    int status = 0;
+    const pid_t pid = ::waitpid(-1, &status, 0);
+    if (pid < 0) {
+      if (errno == EINTR) continue;
+      throw OutputError(work_dir, std::string("waiting for the runs: ") + std::strerror(errno));
+    }
+    const auto it = running.find(pid);
+    if (it == running.end()) continue;  // not one of ours
+    const Files f = std::move(it->second);
+    running.erase(it);
+    const std::string out = read_and_remove(f.out_file);
+    const std::string err = read_and_remove(f.err_file);
+    PointOutcome outcome = classify_run(WIFEXITED(status) ? WEXITSTATUS(status) : -1,
+                                        WIFSIGNALED(status) ? WTERMSIG(status) : 0, out, err);
+    if (!finished(f.index, outcome)) more = false;
+  }
+}
+
+PointOutcome run_scenario_child(const std::string& executable, const std::string& scenario,
+                                const std::vector<std::string>& sets, std::int64_t steps,
+                                const std::filesystem::path& cwd, const std::filesystem::path& work_dir) {
+  ScenarioChild child;
+  child.scenario = scenario;
+  child.sets = sets;
+  child.steps = steps;
+  PointOutcome result;
+  run_scenario_children(executable, {child}, 1, cwd, work_dir,
+                        [&result](std::size_t, PointOutcome& outcome) {
+                          result = std::move(outcome);
+                          return true;
+                        });
+  return result;
 }
 
 std::size_t merge_sweeps(const std::vector<std::filesystem::path>& dirs, const std::filesystem::path& out_dir,

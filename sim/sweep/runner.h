@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -41,6 +42,26 @@ struct SweepRunSummary {
 // end) and results.csv. Refuses a directory holding another spec's sweep (or, without --resume,
 // any ledger). Throws ConfigError (bad input) or OutputError.
 SweepRunSummary run_sweep(const SweepSpec& spec, const SweepRunOptions& options);
+
+// One `ess-sim run SCENARIO --set ... [--steps N] --json [extra]` child process.
+struct ScenarioChild {
+  std::string scenario;
+  std::vector<std::string> sets;  // dotted.path=value, each after its own --set
+  std::int64_t steps = 0;         // 0: the scenario's workload.decode_steps
+  std::vector<std::string> extra_args;  // e.g. --allow-large, --access-store DIR
+};
+
+// The child's argv[1] on: run SCENARIO --set S ... [--steps N] --json EXTRA...
+[[nodiscard]] std::vector<std::string> scenario_child_args(const ScenarioChild& child);
+
+// Runs `children` to completion, up to `jobs` at once, in `cwd` (empty: the current directory),
+// their output through files in `work_dir` (created; the files are removed afterwards). As each
+// finishes, `finished(index, outcome)` is called in this thread with its classified outcome
+// (classify_run); when it returns false no further child is started (those running are still
+// waited for and reported). Throws OutputError.
+void run_scenario_children(const std::string& executable, const std::vector<ScenarioChild>& children,
+                           std::size_t jobs, const std::filesystem::path& cwd, const std::filesystem::path& work_dir,
+                           const std::function<bool(std::size_t, PointOutcome&)>& finished);
 
 // Runs one `executable run SCENARIO --set ... [--steps N] --json` child to completion in `cwd` (its
 // output through files in `work_dir`, removed afterwards) and classifies it; steps 0 keeps the
