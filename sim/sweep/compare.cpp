@@ -7,6 +7,8 @@
 #include <map>
 #include <stdexcept>
 
+#include "sim/config/json_text.h"
+
 namespace ess {
 
 namespace {
@@ -47,20 +49,6 @@ double beta_continued_fraction(double a, double b, double x) {
   return h;
 }
 
-std::string pointer_token(const std::string& key) {
-  std::string out;
-  for (const char ch : key) {
-    if (ch == '~') {
-      out += "~0";
-    } else if (ch == '/') {
-      out += "~1";
-    } else {
-      out += ch;
-    }
-  }
-  return out;
-}
-
 // A resolved document without its sources: each {"value", "source"} leaf replaced by its value.
 nlohmann::ordered_json values_only(const nlohmann::ordered_json& j) {
   if (j.is_object()) {
@@ -81,7 +69,7 @@ void differences(const nlohmann::ordered_json& a, const nlohmann::ordered_json& 
                  std::vector<std::string>& out) {
   if (a.is_object() && b.is_object()) {
     for (const auto& item : a.items()) {
-      const std::string path = at + "/" + pointer_token(item.key());
+      const std::string path = pointer_append(at, item.key());
       if (!b.contains(item.key())) {
         out.push_back(path);
       } else {
@@ -89,7 +77,7 @@ void differences(const nlohmann::ordered_json& a, const nlohmann::ordered_json& 
       }
     }
     for (const auto& item : b.items()) {
-      if (!a.contains(item.key())) out.push_back(at + "/" + pointer_token(item.key()));
+      if (!a.contains(item.key())) out.push_back(pointer_append(at, item.key()));
     }
     return;
   }
