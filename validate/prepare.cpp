@@ -12,7 +12,7 @@
 #include "sim/io/sha256.h"
 #include "sim/memory/memory_plan.h"
 #include "sim/offload/access_trace.h"
-#include "sim/offload/synthetic_access.h"
+#include "sim/offload/access_model.h"
 
 namespace ess {
 
@@ -102,8 +102,8 @@ RunnerConfig prepare_runner(const Scenario& scenario, const std::filesystem::pat
           "it sizes the GPU pool in entries; set cache.pool_entries instead of pool_ratio");
   require(scenario.cache.overlap == OverlapMode::serial || scenario.cache.overlap == OverlapMode::da, scenario,
           "/cache/overlap", "it implements overlap \"serial\" and \"da\"");
-  require(scenario.cache.access.model == "synthetic", scenario, "/cache/access",
-          "prepare records the synthetic generator's selections; a replayed trace can be passed to the runner as is");
+  require(!access_model_reads_file(scenario.cache.access.model), scenario, "/cache/access",
+          "prepare records a generated access model's selections; a replayed trace can be passed to the runner as is");
   require(!scenario.cache.nvme.has_value(), scenario, "/cache/nvme", "it has no NVMe tier");
   const std::int64_t batch = resolve_batch(scenario);
   require(scenario.cache.sampled_requests == batch, scenario, "/cache/sampled_requests",
@@ -112,11 +112,9 @@ RunnerConfig prepare_runner(const Scenario& scenario, const std::filesystem::pat
   const DecodeStepBuilder builder(scenario, batch, batch);
   const int layers = builder.layer_count();
   const std::int64_t top_k = m.indexer->top_k;
-  SyntheticAccessParams params;
-  params.layers = layers;
-  params.top_k = top_k;
-  params.seed = synthetic_access_seed(scenario.seed);
-  SyntheticAccess access(params);
+  // The model the simulator makes for this scenario (sim/engine/simulation.cpp).
+  const auto access = make_access_model(scenario.cache.access.model,
+                                        AccessModelInputs{layers, top_k, synthetic_access_seed(scenario.seed), {}});
   // The warm-up windows exactly as CacheSimulator::warm_up reads them, then the measured steps.
   std::vector<TraceStep> steps;
   const std::int64_t context0 = builder.context_at(0);
@@ -128,7 +126,7 @@ RunnerConfig prepare_runner(const Scenario& scenario, const std::filesystem::pat
   ensure_directory(dir);
   RunnerConfig out;
   out.access_trace = dir / (name + ".esstrace");
-  write_access_trace(out.access_trace, access, layers, static_cast<int>(batch), top_k, steps);
+  write_access_trace(out.access_trace, *access, layers, static_cast<int>(batch), top_k, steps);
 
   const auto& a = m.attention.mla;
   std::ostringstream args;

@@ -29,6 +29,14 @@ struct Spec {
   std::string_view help;
 };
 
+// The eviction policies the simulator registers (sim/offload/eviction_registry.cpp): the runner
+// plans its pools with the same code, so it takes the same names.
+std::vector<std::string_view> eviction_choices() {
+  std::vector<std::string_view> names;
+  for (const auto& r : eviction_policies()) names.push_back(r.name);
+  return names;
+}
+
 // In usage order, which is also the order of the trace's config object.
 const std::vector<Spec>& specs() {
   static const std::vector<Spec> table{
@@ -51,7 +59,7 @@ const std::vector<Spec>& specs() {
       {"warmup-steps", Kind::integer, false, "2", 0, 1000000, {}, "decode steps run first and not recorded"},
       {"pool-entries", Kind::integer, true, "", 1, kInt32Max, {}, "GPU pool capacity per request and layer"},
       {"pinned-recent", Kind::integer, false, "0", 0, kInt32Max, {}, "newest tokens always resident"},
-      {"eviction", Kind::choice, true, "", 0, 0, {"lru", "fifo", "heat"}, "pool eviction policy"},
+      {"eviction", Kind::choice, true, "", 0, 0, eviction_choices(), "pool eviction policy (`ess-sim policies` describes them)"},
       {"heat-decay", Kind::number, false, "0.9", 0, 0, {}, "heat policy: decay per step, in (0, 1]"},
       {"overlap", Kind::choice, true, "", 0, 0, {"serial", "da"}, "fetch/attention overlap"},
       {"transfer", Kind::choice, true, "", 0, 0, {"gather", "copy"}, "miss fetch path"},
@@ -284,7 +292,7 @@ Command parse_command_line(const std::vector<std::string>& args) {
       case Kind::number: o.heat_decay = parse_heat_decay(s, *text); break;
       case Kind::choice: {
         const std::string c = parse_choice(s, *text);
-        if (s.name == "eviction") o.eviction = parse_eviction_policy(c);
+        if (s.name == "eviction") o.eviction = c;
         if (s.name == "overlap") o.overlap = c == "da" ? OverlapMode::da : OverlapMode::serial;
         if (s.name == "transfer") o.transfer = c == "copy" ? TransferPath::copy : TransferPath::gather;
         break;
@@ -361,7 +369,7 @@ std::vector<std::pair<std::string, std::string>> config_fields(const RunnerOptio
   integer("warmup-steps", o.warmup_steps);
   integer("pool-entries", o.pool_entries);
   integer("pinned-recent", o.pinned_recent);
-  text("eviction", to_string(o.eviction));
+  text("eviction", o.eviction);
   out.emplace_back("heat-decay", bench::json_number(o.heat_decay));
   text("overlap", to_string(o.overlap));
   text("transfer", to_string(o.transfer));

@@ -59,6 +59,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   add_run_command(app, action);
   add_check_command(app, action);
   add_presets_command(app, action);
+  add_policies_command(app, action);
   add_cost_command(app, action);
   add_bench_command(app, action);
   add_calibrate_command(app, action);

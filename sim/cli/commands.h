@@ -29,6 +29,8 @@ int bench_serving_scenario(const Scenario& s, bool json, std::ostream& out);
 
 void add_check_command(CLI::App& app, CommandAction& action);
 void add_presets_command(CLI::App& app, CommandAction& action);
+// `policies` (cmd_policies.cpp): the registered policies of each kind.
+void add_policies_command(CLI::App& app, CommandAction& action);
 void add_cost_command(CLI::App& app, CommandAction& action);
 void add_run_command(CLI::App& app, CommandAction& action);
 void add_bench_command(CLI::App& app, CommandAction& action);

@@ -14,6 +14,8 @@
 #include "sim/config/physical_ranges.h"
 #include "sim/config/reader.h"
 #include "sim/config/utf8.h"
+#include "sim/offload/access_model.h"
+#include "sim/offload/eviction.h"
 
 namespace ess {
 
@@ -355,7 +357,7 @@ CacheConfig read_cache(ObjectReader& r, const ModelConfig& model, const std::str
   if (ratio) c.pool_ratio = r.number("pool_ratio", Range::left_open(0.0, 1.0));
   if (entries) c.pool_entries = r.integer("pool_entries", Range::closed(1, kMaxContextLength));
   c.pinned_recent = r.integer_or("pinned_recent", Range::closed(0, kMaxContextLength), 0);
-  c.eviction = r.choice_or("eviction", {"lru", "fifo", "heat"}, "lru");
+  c.eviction = r.choice_or("eviction", registered_names(eviction_policies()), "lru");
   c.heat_decay = r.number_or("heat_decay", Range::left_open(0.0, 1.0), 0.9);
   c.transfer = r.choice_or("transfer", {"gather", "copy"}, "gather") == "gather" ? TransferPath::gather : TransferPath::copy;
   const std::string overlap = r.choice_or("overlap", {"serial", "da", "dba", "auto"}, "da");
@@ -365,8 +367,8 @@ CacheConfig read_cache(ObjectReader& r, const ModelConfig& model, const std::str
                                   : OverlapMode::automatic;
   {
     auto a = r.object_or_empty("access");
-    c.access.model = a.choice_or("model", {"synthetic", "replay"}, "synthetic");
-    if (c.access.model == "replay") {
+    c.access.model = a.choice_or("model", registered_names(access_models()), "synthetic");
+    if (access_model_reads_file(c.access.model)) {
       const std::string file = a.text("file");
       const std::filesystem::path p(file);
       c.access.file = p.is_absolute() || scenario_dir.empty() ? file : (std::filesystem::path(scenario_dir) / p).string();

@@ -12,6 +12,7 @@
 #include "sim/graph/decode_step.h"
 #include "sim/graph/op.h"
 #include "sim/graph/rng.h"
+#include "sim/offload/access_model.h"
 
 namespace ess {
 
@@ -212,7 +213,7 @@ Preflight preflight(const Scenario& scenario, std::int64_t steps, int trace_step
   p.memory = plan_memory(scenario, p.batch_per_gpu);
 
   const bool offload = scenario.cache.mode == CacheMode::offload;
-  const bool replay = offload && scenario.cache.access.model == "replay";
+  const bool replay = offload && access_model_reads_file(scenario.cache.access.model);
   std::uint64_t replay_bytes = 0;
   if (replay) {
     std::error_code ec;

@@ -574,7 +574,7 @@ std::string access_store_key(const CacheSimConfig& c, const SyntheticAccessParam
     k["binary"] = {static_cast<long long>(self.st_size), static_cast<long long>(self.st_mtime)};
   }
   k["pools"] = {c.layers, c.top_k, c.sampled_requests, c.warmup_windows, c.capacity_ratio, c.capacity_entries,
-                c.pinned_recent, to_string(c.policy), c.heat_decay};
+                c.pinned_recent, c.policy, c.heat_decay};
   k["synthetic"] = {p.layers, p.top_k, p.recent_window, p.distance_exponent, p.seed, p.retention, p.prefill_retention};
   std::vector<std::int64_t> contexts;
   for (int step = 0; step < steps; ++step) contexts.push_back(builder.context_at(step));
@@ -651,7 +651,7 @@ RunResult Simulation::run() {
     if (c.pool_ratio) cc.capacity_ratio = *c.pool_ratio;
     if (c.pool_entries) cc.capacity_entries = *c.pool_entries;
     cc.pinned_recent = c.pinned_recent;
-    cc.policy = parse_eviction_policy(c.eviction);
+    cc.policy = c.eviction;
     cc.heat_decay = c.heat_decay;
     if (!options_.access_store.empty() && c.access.model != "replay") {
       const auto& synthetic = static_cast<const SyntheticAccess&>(*access_model);

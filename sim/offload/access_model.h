@@ -1,12 +1,19 @@
 // Which latent-cache entries the lightning indexer of DeepSeek-V3.2-Exp selects (its top-k) for each
 // decode step, layer and request: the input of the pool simulation. Implementations:
 // SyntheticAccess (synthetic_access.h), a seeded generator with temporal locality, and
-// ReplayAccess (access_trace.h), which replays recorded selections from a file.
+// ReplayAccess (access_trace.h), which replays recorded selections from a file; one line each in
+// access_registry.cpp.
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <span>
 #include <stdexcept>
+#include <string_view>
 #include <vector>
+
+#include "sim/offload/registry.h"
 
 namespace ess {
 
@@ -43,5 +50,30 @@ class AccessModel {
     throw std::logic_error("AccessModel::select_delta: not implemented by this model (check has_delta())");
   }
 };
+
+// What a registered access model is made from.
+struct AccessModelInputs {
+  int layers = 0;              // layers with an indexer, >= 1
+  std::int64_t top_k = 0;      // entries selected per step, layer and request, >= 1
+  std::uint64_t seed = 0;      // generators: the seed of all their streams
+  std::filesystem::path file;  // models that read a file (AccessModelFactory::reads_file): the file
+};
+
+// The access registry's factory: how to make the model, and whether it reads a file (the scenario
+// then requires cache.access.file, preflight sizes and checks it).
+struct AccessModelFactory {
+  // Throws std::invalid_argument for inputs the model cannot serve; a model reading a file throws
+  // what its reader throws (AccessTraceError for a trace).
+  std::unique_ptr<AccessModel> (*create)(const AccessModelInputs& inputs);
+  bool reads_file;
+};
+
+// The registered access models, in registry order (access_registry.cpp).
+[[nodiscard]] std::span<const Registered<AccessModelFactory>> access_models();
+
+// The registered model `name` (std::invalid_argument listing the names if there is none): made
+// from `inputs`, or whether it reads a file.
+[[nodiscard]] std::unique_ptr<AccessModel> make_access_model(std::string_view name, const AccessModelInputs& inputs);
+[[nodiscard]] bool access_model_reads_file(std::string_view name);
 
 }  // namespace ess

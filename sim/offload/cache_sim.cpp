@@ -56,7 +56,7 @@ CacheSimulator::CacheSimulator(const CacheSimConfig& config, AccessModel& model)
                      static_cast<std::size_t>(config_.sampled_requests);
   pools_.reserve(count);
   for (std::size_t i = 0; i < count; ++i) pools_.emplace_back(pool);
-  by_delta_ = model_.has_delta() && config_.policy == EvictionPolicy::lru && config_.pinned_recent == 0;
+  by_delta_ = model_.has_delta() && pools_.front().takes_delta();
 }
 
 std::size_t CacheSimulator::slot(int layer, int request) const {

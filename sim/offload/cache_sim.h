@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "sim/offload/access_model.h"
@@ -34,8 +35,8 @@ struct CacheSimConfig {
   double capacity_ratio = 0.0;
   std::int64_t capacity_entries = 0;
   std::int64_t pinned_recent = 0;  // PoolConfig::pinned_recent
-  EvictionPolicy policy = EvictionPolicy::lru;
-  double heat_decay = 1.0;  // PoolConfig::heat_decay
+  std::string policy = "lru";  // PoolConfig::policy: a registered eviction policy's name
+  double heat_decay = 1.0;     // PoolConfig::heat_decay
 };
 
 // Throws std::invalid_argument naming the field.
@@ -101,8 +102,8 @@ class CacheSimulator {
   std::vector<GpuPool> pools_;  // [layer * S + request]
   [[nodiscard]] std::size_t slot(int layer, int request) const;  // index into pools_
   // One access of pool (layer, request) at `step`, its capacity first set for `context`: by the
-  // change from its previous selection when the model gives changes and the pool takes them (lru
-  // without a pinned window), else in full.
+  // change from its previous selection when the model gives changes and the pool takes them (a
+  // policy that supports deltas, no pinned window), else in full.
   AccessResult access(int step, int layer, int request, std::int64_t context);
 
   std::vector<std::int64_t> selected_;

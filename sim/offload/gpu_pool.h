@@ -9,28 +9,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "sim/offload/access_model.h"
+#include "sim/offload/eviction.h"
 
 namespace ess {
-
-// Which resident entry leaves the pool to make room for a fetched one.
-//  - lru:  least recently selected (the paper's policy);
-//  - fifo: earliest fetched, whatever happened since;
-//  - heat: lowest "heat", where every selection adds 1 to an entry's heat and every step multiplies
-//          all heats by PoolConfig::heat_decay; ties go to the least recently selected.
-// Entries selected in the current access are never evicted by it, under any policy.
-enum class EvictionPolicy { lru, fifo, heat };
-
-// "lru", "fifo", "heat".
-[[nodiscard]] std::string to_string(EvictionPolicy policy);
-// The inverse of to_string; anything else throws std::invalid_argument listing the choices.
-[[nodiscard]] EvictionPolicy parse_eviction_policy(std::string_view name);
-// The accepted names, in declaration order (for a configuration reader's choice()).
-[[nodiscard]] const std::vector<std::string>& eviction_policy_names();
 
 struct PoolConfig {
   // Entries the pool holds at most (latent-cache rows of this request and layer), >= 1. The pinned
@@ -41,14 +27,15 @@ struct PoolConfig {
   // a hit and does not touch the pool. A position that ages out of the window leaves GPU memory
   // unless it is also in the pool; it enters the pool only when selected later (a miss then).
   std::int64_t pinned_recent = 0;
-  EvictionPolicy policy = EvictionPolicy::lru;
+  // The eviction policy, by its registered name (eviction_policies(), eviction.h).
+  std::string policy = "lru";
   // Heat policy only: factor applied to every heat once per step, in (0, 1]; 1 means pure access
   // counts (LFU with LRU tie-break). Checked for every policy.
   double heat_decay = 1.0;
 };
 
 // Throws std::invalid_argument naming the field for a capacity < 1, a negative pinned window, a
-// heat_decay outside (0, 1] or an unknown policy value.
+// heat_decay outside (0, 1] or a policy name that is not registered (listing the registered ones).
 void validate(const PoolConfig& config);
 
 struct AccessResult {
@@ -61,8 +48,12 @@ struct AccessResult {
 
 class GpuPool {
  public:
-  // Throws std::invalid_argument (see validate) for a bad configuration.
+  // The registered policy config.policy. Throws std::invalid_argument (see validate) for a bad
+  // configuration.
   explicit GpuPool(const PoolConfig& config);
+  // A pool evicting by `policy` (e.g. one not registered, for tests); config.policy only names it
+  // in messages. The same checks as validate() except the name's.
+  GpuPool(const PoolConfig& config, std::unique_ptr<EvictionPolicy> policy);
 
   // One selection of the indexer: `selected` sorted strictly ascending, every position in
   // [0, context). `context` and `step` must not decrease from one call to the next (several
@@ -82,14 +73,15 @@ class GpuPool {
   AccessResult access(const std::vector<std::int64_t>& selected, std::int64_t context, int step,
                       std::vector<std::int64_t>* missed = nullptr);
 
-  // The same access for an LRU pool without a pinned window, given as the change from the previous
+  // The same access for a pool without a pinned window whose policy supports_delta() (lru), given
+  // as the change from the previous
   // access (SelectionDelta, see access_model.h): removed entries must be selected now, added ones
   // not, both ascending, and the count after the change must equal delta.selected. Hits, misses,
   // runs, evictions, `missed` and residency are exactly those access() gives on the full
   // selections, at O(change) instead of O(selected): an entry selected at consecutive accesses is
   // not touched, and joins the eviction queue (stamped with the access that last selected it)
   // only when a later access drops it. A pool takes access() or access_delta() calls, never both.
-  // Errors as access() (std::invalid_argument), plus another policy or a pinned window.
+  // Errors as access() (std::invalid_argument), plus a policy without deltas or a pinned window.
   AccessResult access_delta(const SelectionDelta& delta, std::int64_t context, int step,
                             std::vector<std::int64_t>* missed = nullptr);
 
@@ -97,10 +89,13 @@ class GpuPool {
   // evicts by the policy until the pool fits; the evictions are returned.
   std::int64_t set_capacity(std::int64_t capacity);
 
+  // Whether access_delta() may be called: the policy supports deltas and there is no pinned window.
+  [[nodiscard]] bool takes_delta() const;
+
   [[nodiscard]] const PoolConfig& config() const { return config_; }
   [[nodiscard]] std::int64_t capacity() const { return config_.capacity; }
   // Entries in the pool (the pinned window excluded).
-  [[nodiscard]] std::int64_t size() const { return size_; }
+  [[nodiscard]] std::int64_t size() const { return residency_.size; }
   // Whether `position` is in the pool proper (not counting the pinned window).
   [[nodiscard]] bool in_pool(std::int64_t position) const;
   // Whether attention could read `position` from GPU memory at the context of the last access:
@@ -108,9 +103,9 @@ class GpuPool {
   [[nodiscard]] bool resident(std::int64_t position) const;
 
   // Full consistency check, O(pool + context): the pooled positions number size() <= capacity,
-  // and the eviction queue (lru, fifo) or heap (heat) holds each of them exactly once, in a valid
-  // order. Throws std::logic_error describing the first problem. access() runs the cheaper
-  // per-access checks.
+  // and the policy's order (EvictionPolicy::check: the lru/fifo queue, the heat heap) holds each of
+  // them exactly once, in a valid order. Throws std::logic_error describing the first problem.
+  // access() runs the cheaper per-access checks.
   void check_invariants() const;
 
  private:
@@ -119,71 +114,21 @@ class GpuPool {
   // Fault injection, set only by tests through GpuPoolTestPeer.
   enum class TestFault { none, skip_evictions, forget_one_insert, count_extra_hit };
 
-  static constexpr std::int32_t kNone = -1;
-
-  // lru/fifo: eviction order as a queue of (position, tick), front = next victim. An entry is live
-  // while the position is pooled and its stamp (lru: tick of the last selection; fifo: tick of
-  // insertion) still equals the entry's tick; a re-selected lru entry is pushed again and its old
-  // entry goes stale. Stale entries are dropped when the front reaches them or on compaction.
-  // So a hit costs one write to a per-position array and one append, no pointer chasing.
-  struct QueueEntry {
-    std::int32_t position;
-    std::uint32_t tick;
-  };
-
   // Shared by access() and access_delta(): the context and step checks (`where` names the caller),
-  // the runs among scratch_missed_, the queue's reserve and compaction, the size invariant.
+  // the runs among scratch_missed_, the size invariant.
   void check_progress(std::int64_t context, int step, const char* where) const;
   [[nodiscard]] std::int64_t missed_runs() const;
-  void reserve_queue();
-  void compact_if_stale();
   void check_size() const;
 
   void grow_positions(std::int64_t context);
-  [[nodiscard]] bool live(const QueueEntry& e) const;
-  [[nodiscard]] std::size_t compact_threshold() const;
-  void compact_queue();
   void renumber_ticks();
-  void insert(std::int64_t position);
-  void remove_heat(std::int32_t slot);
+  void next_tick();
+  void insert_missed(std::size_t skip);     // stamps scratch_missed_ (but the first `skip`) and counts them
   std::int64_t evict(std::int64_t count);  // victims not selected by the current access
-  std::int64_t evict_queue(std::int64_t count);
-  std::int64_t evict_heat(std::int64_t count);
-
-  // Heat: a binary min-heap of slots ordered by (key, last selection, position). A key is the heat
-  // scaled by heat_decay^-(step - heat_base_step_), so a uniform decay of all heats never reorders
-  // the heap; keys are rebased before the scale grows out of double range.
-  struct HeatSlot {
-    double key = 0.0;
-    std::uint64_t clock = 0;  // heat_clock_ at the last selection (LRU tie-break)
-    std::int32_t position = kNone;
-    std::int32_t heap_index = kNone;
-  };
-  [[nodiscard]] bool heat_less(std::int32_t a, std::int32_t b) const;
-  void heap_push(std::int32_t slot);
-  void heap_erase(std::int32_t slot);
-  void heap_sift_up(std::size_t i);
-  void heap_sift_down(std::size_t i);
-  void heat_advance_to(int step);
-  void heat_touch(std::int64_t position);
 
   PoolConfig config_;
-  std::int64_t size_ = 0;
-  // By position: 0 = not pooled, else the tick of the last access that selected it (or, for a
-  // pooled fifo entry never selected since, of its insertion). Equal to tick_ = selected now.
-  std::vector<std::uint32_t> stamp_;
-  std::vector<std::uint32_t> born_;  // fifo, by position: tick of insertion
-  std::vector<QueueEntry> queue_;
-  std::size_t queue_head_ = 0;
-  std::vector<QueueEntry> scratch_kept_;
-
-  std::vector<std::int32_t> slot_of_;  // heat, by position: slot or kNone
-  std::vector<HeatSlot> heat_slots_;
-  std::vector<std::int32_t> free_slots_;
-  std::vector<std::int32_t> heap_;
-  double heat_scale_ = 1.0;  // heat_decay^-(current step - heat_base_step_)
-  int heat_base_step_ = 0;
-  std::uint64_t heat_clock_ = 0;
+  std::unique_ptr<EvictionPolicy> policy_;
+  PoolResidency residency_;
 
   // access_delta: the entries of the current selection (a bitmap over positions), how many, and
   // the tick of the last access. They stay out of the eviction queue while selected.
@@ -194,7 +139,6 @@ class GpuPool {
   std::int64_t selected_count_ = 0;
   std::uint32_t last_access_tick_ = 0;
 
-  std::uint32_t tick_ = 0;  // one per access; renumbered before it wraps
   std::uint32_t tick_limit_ = 0xFFFFFFFFU;
   bool started_ = false;
   int last_step_ = 0;

@@ -135,16 +135,16 @@ int main() {
   std::printf("| policy | best layer | worst layer | mean of layers |\n|---|---|---|---|\n");
   struct Policy {
     const char* name;
-    ess::EvictionPolicy policy;
+    const char* policy;
     double decay;
     std::int64_t pinned;
   };
-  for (const Policy& p : {Policy{"lru", ess::EvictionPolicy::lru, 1.0, 0},
-                          Policy{"lru + 64 pinned recent", ess::EvictionPolicy::lru, 1.0, 64},
-                          Policy{"fifo", ess::EvictionPolicy::fifo, 1.0, 0},
-                          Policy{"heat, decay 1 (LFU)", ess::EvictionPolicy::heat, 1.0, 0},
-                          Policy{"heat, decay 0.9", ess::EvictionPolicy::heat, 0.9, 0},
-                          Policy{"heat, decay 0.5", ess::EvictionPolicy::heat, 0.5, 0}}) {
+  for (const Policy& p : {Policy{"lru", "lru", 1.0, 0},
+                          Policy{"lru + 64 pinned recent", "lru", 1.0, 64},
+                          Policy{"fifo", "fifo", 1.0, 0},
+                          Policy{"heat, decay 1 (LFU)", "heat", 1.0, 0},
+                          Policy{"heat, decay 0.9", "heat", 0.9, 0},
+                          Policy{"heat, decay 0.5", "heat", 0.5, 0}}) {
     ess::CacheSimConfig c = lru(0.2);
     c.policy = p.policy;
     c.heat_decay = p.decay;

@@ -54,7 +54,7 @@ RunnerOptions options() {
   o.steps = 2;
   o.warmup_steps = 1;
   o.pool_entries = 4;
-  o.eviction = ess::EvictionPolicy::lru;
+  o.eviction = "lru";
   o.heat_decay = 0.5;
   return o;
 }

@@ -1,0 +1,88 @@
+// `ess-sim policies [--json]`: every registered policy of every pluggable kind (eviction, access
+// model, overlap, prefetch), by the name a scenario uses and a one-line summary. The lists come
+// from the registries (sim/offload/registry.h), so they are what the scenario loader accepts.
+#include <algorithm>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/cli/commands.h"
+#include "sim/offload/access_model.h"
+#include "sim/offload/eviction.h"
+#include "sim/offload/overlap.h"
+#include "sim/offload/prefetch.h"
+
+namespace ess {
+
+namespace {
+
+struct PolicyLine {
+  std::string_view name;
+  std::string_view summary;
+};
+
+struct PolicyKind {
+  std::string_view kind;   // the JSON key
+  std::string_view field;  // where a scenario names one
+  std::vector<PolicyLine> lines;
+};
+
+template <typename Factory>
+PolicyKind kind_of(std::string_view kind, std::string_view field, std::span<const Registered<Factory>> registry) {
+  PolicyKind k{kind, field, {}};
+  for (const auto& r : registry) k.lines.push_back({r.name, r.summary});
+  return k;
+}
+
+std::vector<PolicyKind> policy_kinds() {
+  return {
+      kind_of("eviction", "cache.eviction", eviction_policies()),
+      kind_of("access", "cache.access.model", access_models()),
+      kind_of("overlap", "cache.overlap", overlap_policies()),
+      kind_of("prefetch", "cache.prefetch.policy", prefetch_policies()),
+      kind_of("predictor", "cache.prefetch.predictor", prefetch_predictors()),
+      // A new kind of policy: its registry here, one line (sim/offload/registry.h lists the kinds).
+  };
+}
+
+}  // namespace
+
+void add_policies_command(CLI::App& app, CommandAction& action) {
+  auto json = std::make_shared<bool>(false);
+  auto* cmd = app.add_subcommand("policies", "List the registered policies of each kind (eviction, access model, "
+                                             "overlap, prefetch) with their scenario names");
+  cmd->add_flag("--json", *json, "Print a JSON object {\"eviction\": [{\"name\": ..., \"summary\": ...}], ...}");
+  cmd->callback([json, &action] {
+    action = [json](std::ostream& out) {
+      const std::vector<PolicyKind> kinds = policy_kinds();
+      if (*json) {
+        nlohmann::ordered_json doc = nlohmann::ordered_json::object();
+        for (const PolicyKind& k : kinds) {
+          auto& list = doc[std::string(k.kind)] = nlohmann::ordered_json::array();
+          for (const PolicyLine& l : k.lines) list.push_back({{"name", l.name}, {"summary", l.summary}});
+        }
+        out << doc.dump(2) << "\n";
+        return 0;
+      }
+      std::size_t width = 0;
+      for (const PolicyKind& k : kinds) {
+        for (const PolicyLine& l : k.lines) width = std::max(width, l.name.size());
+      }
+      bool first = true;
+      for (const PolicyKind& k : kinds) {
+        out << (first ? "" : "\n") << k.kind << " (" << k.field << "):\n";
+        first = false;
+        for (const PolicyLine& l : k.lines) {
+          out << "  " << l.name << std::string(width - l.name.size() + 2, ' ') << l.summary << "\n";
+        }
+      }
+      return 0;
+    };
+  });
+}
+
+}  // namespace ess

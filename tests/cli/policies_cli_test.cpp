@@ -1,0 +1,112 @@
+// `ess-sim policies` and the registries behind it: every registered name is listed, is what the
+// scenario loader accepts, and is documented in sim/offload/README.md.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/config/config_error.h"
+#include "sim/config/did_you_mean.h"
+#include "sim/config/scenario.h"
+#include "sim/offload/access_model.h"
+#include "sim/offload/eviction.h"
+#include "tests/cli/cli_run.h"
+
+namespace {
+
+const std::string kOffloadScenario = std::string(ESS_SOURCE_DIR) + "/scenarios/dsv32-ess-32k.json";
+
+template <typename Factory>
+std::vector<std::string> names_of(std::span<const ess::Registered<Factory>> registry) {
+  return ess::registered_names(registry);
+}
+
+// The scenario loaded with one override, or the ConfigError's message.
+std::string load_error(const std::string& override_text) {
+  try {
+    (void)ess::load_scenario(kOffloadScenario, {ess::parse_override(override_text)});
+  } catch (const ess::ConfigError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+}  // namespace
+
+TEST_CASE("policies lists every registered eviction policy and access model with its summary") {
+  const auto r = ess::test::run_cli({"policies"});
+  REQUIRE(r.code == 0);
+  CHECK(r.err.empty());
+  CHECK_THAT(r.out, Catch::Contains("eviction (cache.eviction):") && Catch::Contains("access (cache.access.model):"));
+  for (const auto& p : ess::eviction_policies()) CHECK_THAT(r.out, Catch::Contains("  " + std::string(p.name) + " "));
+  for (const auto& p : ess::access_models()) CHECK_THAT(r.out, Catch::Contains(std::string(p.summary)));
+}
+
+TEST_CASE("policies --json gives each kind's names and summaries in registry order") {
+  const auto r = ess::test::run_cli({"policies", "--json"});
+  REQUIRE(r.code == 0);
+  const auto doc = nlohmann::json::parse(r.out);
+  for (const char* kind : {"eviction", "access", "overlap", "prefetch"}) CHECK(doc.contains(kind));
+  const auto list = [&doc](const char* kind) {
+    std::vector<std::string> names;
+    for (const auto& p : doc.at(kind)) {
+      CHECK_FALSE(p.at("summary").get<std::string>().empty());
+      names.push_back(p.at("name").get<std::string>());
+    }
+    return names;
+  };
+  CHECK(list("eviction") == names_of(ess::eviction_policies()));
+  CHECK(list("access") == names_of(ess::access_models()));
+  CHECK(doc.at("eviction").at(0).at("summary") == std::string(ess::eviction_policies()[0].summary));
+}
+
+TEST_CASE("the scenario loader accepts exactly the registered eviction policies") {
+  for (const auto& name : names_of(ess::eviction_policies())) {
+    INFO(name);
+    CHECK(ess::load_scenario(kOffloadScenario, {ess::parse_override("cache.eviction=" + name)}).cache.eviction == name);
+  }
+  // Anything else is refused, listing exactly the registered names, with a "did you mean".
+  const std::string error = load_error("cache.eviction=lur");
+  CHECK_THAT(error, Catch::Contains("/cache/eviction") &&
+                        Catch::Contains("expected one of " + ess::quoted_list(names_of(ess::eviction_policies()))) &&
+                        Catch::Contains("did you mean \"lru\""));
+}
+
+TEST_CASE("the scenario loader accepts exactly the registered access models, a file where one is read") {
+  CHECK(ess::load_scenario(kOffloadScenario).cache.access.model == "synthetic");
+  for (const auto& p : ess::access_models()) {
+    INFO(p.name);
+    const std::string error = load_error("cache.access.model=" + std::string(p.name));
+    if (p.make.reads_file) {
+      CHECK_THAT(error, Catch::Contains("/cache/access/file"));  // required by a model that reads one
+    } else {
+      CHECK(error.empty());
+    }
+  }
+  CHECK_THAT(load_error("cache.access.model=replays"),
+             Catch::Contains("expected one of " + ess::quoted_list(names_of(ess::access_models()))));
+}
+
+TEST_CASE("sim/offload/README.md lists every eviction policy and access model with its summary") {
+  // The docs' tables are the registries: a row "| `name` | summary |" per registered line.
+  const std::string readme = read_text(std::string(ESS_SOURCE_DIR) + "/sim/offload/README.md");
+  REQUIRE_FALSE(readme.empty());
+  for (const auto& p : ess::eviction_policies()) {
+    CHECK_THAT(readme, Catch::Contains("| `" + std::string(p.name) + "` | " + std::string(p.summary) + " |"));
+  }
+  for (const auto& p : ess::access_models()) {
+    CHECK_THAT(readme, Catch::Contains("| `" + std::string(p.name) + "` | " + std::string(p.summary) + " |"));
+  }
+}
