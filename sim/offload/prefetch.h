@@ -16,12 +16,14 @@
 //
 // Implementations beside this header: prefetch_on_demand.cpp, prefetch_layer_ahead.cpp,
 // prefetch_tiered.cpp; predictor_oracle.cpp, predictor_adversarial.cpp,
-// predictor_previous_layer.cpp, predictor_hot_window.cpp. One line each in prefetch_registry.cpp.
+// predictor_previous_layer.cpp, predictor_hot_window.cpp, predictor_learned.cpp (with
+// heat_model.h). One line each in prefetch_registry.cpp.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -98,6 +100,8 @@ struct PredictorParams {
   int requests = 0;  // sampled requests
   std::int64_t top_k = 0;
   std::uint64_t seed = 0;
+  // Predictors trained offline (learned): their model file (heat_model.h), "" for the others.
+  std::string model_file;
 };
 
 using PredictorFactory = std::unique_ptr<PrefetchPredictor> (*)(const PredictorParams&);
@@ -113,5 +117,6 @@ std::unique_ptr<PrefetchPredictor> make_oracle_predictor(const PredictorParams& 
 std::unique_ptr<PrefetchPredictor> make_adversarial_predictor(const PredictorParams& params);
 std::unique_ptr<PrefetchPredictor> make_previous_layer_predictor(const PredictorParams& params);
 std::unique_ptr<PrefetchPredictor> make_hot_window_predictor(const PredictorParams& params);
+std::unique_ptr<PrefetchPredictor> make_learned_predictor(const PredictorParams& params);
 
 }  // namespace ess

@@ -13,9 +13,10 @@ const std::array<Registered<PrefetchFactory>, 3> kPrefetchPolicies{{
     {"tiered", "layer-ahead with PCIe priorities: prefetches yield to every on-demand fetch (suspended while one runs)", &make_tiered_prefetch},
 }};
 
-const std::array<Registered<PredictorFactory>, 4> kPredictors{{
+const std::array<Registered<PredictorFactory>, 5> kPredictors{{
     {"previous-layer", "what the previous layer fetched for this request in this step", &make_previous_layer_predictor},
     {"hot-window", "the newest positions not on the GPU", &make_hot_window_predictor},
+    {"learned", "the likeliest misses by a heat model trained offline (cache.prefetch.model, ess-sim train-predictor)", &make_learned_predictor},
     {"oracle", "exactly the coming misses (reads the future): the upper bound", &make_oracle_predictor},
     {"adversarial", "entries the access will not select (reads the future): the lower bound, all bytes wasted", &make_adversarial_predictor},
 }};
