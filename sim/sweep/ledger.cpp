@@ -81,7 +81,9 @@ PointOutcome classify_run(int exit_code, int signal, const std::string& out, con
   }
   if (exit_code == 0) {
     auto parsed = nlohmann::ordered_json::parse(out, nullptr, false);
-    if (parsed.is_discarded() || !parsed.is_object() || !parsed.contains("summary") ||
+    // A decode run's results have a "summary", a serving run's (a scenario with "serving") a
+    // "serving" object instead.
+    if (parsed.is_discarded() || !parsed.is_object() || (!parsed.contains("summary") && !parsed.contains("serving")) ||
         parsed.value("schema", std::string()) != "ess-sim/results/v1") {
       o.status = "failed";
       o.reason_code = "bad_output";

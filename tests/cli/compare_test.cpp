@@ -405,3 +405,27 @@ TEST_CASE("compare reports a failed run with its stderr tail and exits non-zero"
   CHECK_THAT(err, !Contains("[2/4]"));  // no run started after the failure
   CHECK_FALSE(std::filesystem::exists(dir.path() / "out" / "compare.json"));
 }
+
+TEST_CASE("compare of serving policies: the same seed gives every policy the same arrivals", "[compare]") {
+  ScratchDir dir("ess-compare");
+  const std::string base = std::string(ESS_SOURCE_DIR) + "/scenarios/serving-baseline-32k.json";
+  json tight = json::parse(read_file(base));
+  tight["serving"]["controller"]["p99_target"] = "45ms";
+  tight["name"] = "tight";
+  const auto tight_path = (dir.path() / "tight.json").string();
+  std::ofstream(tight_path) << tight.dump(1);
+  const auto r = compare({base, tight_path, "--seeds", "2", "--json", "--set", "serving.duration=120s"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const json report = json::parse(r.out);
+  CHECK(report["differs"]["B"] == json::array({"/serving/controller/p99_target"}));
+  CHECK_THAT(r.err, !Contains("warning"));
+  for (const char* name : {"serving.requests.arrived", "serving.requests.total_input_tokens"}) {
+    INFO(name);
+    const auto& m = metric(report, name);
+    CHECK(m["samples"][0] == m["samples"][1]);           // the same arrivals under both policies
+    CHECK(m["samples"][0][0] != m["samples"][0][1]);     // and other arrivals with another seed
+    CHECK(m["diffs"][0]["ci_low"] == 0.0);
+  }
+  (void)metric(report, "serving.ttft_s.p99");
+}
