@@ -62,21 +62,45 @@ LogisticFit fit_logistic(std::span<const HeatSample> samples, double l2) {
   beta(0) = std::log(rate / (1.0 - rate));
   Vector penalty = Vector::Constant(l2);
   penalty(0) = 0.0;
+  const auto normalised = [&fit](const HeatSample& s) {
+    Vector x;
+    x(0) = 1.0;
+    for (std::size_t i = 0; i < kHeatFeatureCount; ++i) x(static_cast<int>(i) + 1) = (s.x[i] - fit.mean[i]) / fit.scale[i];
+    return x;
+  };
+  // The penalised log-likelihood (log(1 + e^z) computed without overflow).
+  const auto objective = [&](const Vector& b) {
+    double sum = 0.0;
+    for (const HeatSample& s : samples) {
+      const double z = b.dot(normalised(s));
+      const double log1pexp = z > 0.0 ? z + std::log1p(std::exp(-z)) : std::log1p(std::exp(z));
+      sum += s.weight * ((s.label ? z : 0.0) - log1pexp);
+    }
+    return sum - 0.5 * penalty.dot(b.cwiseProduct(b));
+  };
+  double current = objective(beta);
   for (fit.iterations = 1; fit.iterations <= kMaxNewtonIterations; ++fit.iterations) {
     Vector gradient = Vector::Zero();
     Matrix hessian = Matrix::Zero();
-    Vector x;
     for (const HeatSample& s : samples) {
-      x(0) = 1.0;
-      for (std::size_t i = 0; i < kHeatFeatureCount; ++i) x(static_cast<int>(i) + 1) = (s.x[i] - fit.mean[i]) / fit.scale[i];
+      const Vector x = normalised(s);
       const double p = sigmoid(beta.dot(x));
       gradient += s.weight * ((s.label ? 1.0 : 0.0) - p) * x;
       hessian.noalias() += (s.weight * std::max(p * (1.0 - p), 1e-12)) * (x * x.transpose());
     }
     gradient -= penalty.cwiseProduct(beta);
     hessian += penalty.asDiagonal();
-    const Vector step = hessian.ldlt().solve(gradient);
+    Vector step = hessian.ldlt().solve(gradient);
+    // Damped Newton: halve the step until the objective does not fall (a full step can overshoot
+    // far from the optimum, e.g. on nearly separable samples).
+    double next = objective(beta + step);
+    for (int halving = 0; halving < 40 && !(next >= current); ++halving) {
+      step *= 0.5;
+      next = objective(beta + step);
+    }
+    if (!(next >= current)) break;  // no step improves: at the optimum to rounding
     beta += step;
+    current = next;
     if (step.cwiseAbs().maxCoeff() < kNewtonTolerance) break;
   }
   fit.iterations = std::min(fit.iterations, kMaxNewtonIterations);

@@ -93,7 +93,10 @@ TEST_CASE("prefetch: a predictor changes no pool: hits, misses, runs and evictio
   for (const auto& r : ess::prefetch_predictors()) {
     INFO(r.name);
     ess::SyntheticAccess model(params());
-    ess::CacheSimulator sim(config(std::string(r.name), 16), model);
+    ess::CacheSimConfig c = config(std::string(r.name), 16);
+    // The learned predictor needs a trained model: the bundled one (heat_model_test.cpp tests it).
+    if (r.name == "learned") c.predictor_model = std::string(ESS_SOURCE_DIR) + "/scenarios/policies/heat-model-synthetic.json";
+    ess::CacheSimulator sim(c, model);
     const auto got = run(sim, 6, 500);
     REQUIRE(got.size() == expected.size());
     for (std::size_t s = 0; s < got.size(); ++s) {
