@@ -1,10 +1,8 @@
 #include "validate/compare.h"
 
 #include <algorithm>
-#include <cctype>
 #include <iomanip>
 #include <optional>
-#include <set>
 #include <sstream>
 #include <stdexcept>
 
@@ -54,15 +52,6 @@ std::vector<StepProfile> profile_of(const RunResult& r) {
   return out;
 }
 
-// "L12 fetch_overlap" -> "fetch_overlap".
-std::string op_name(const std::string& name) {
-  if (name.size() > 2 && name[0] == 'L' && std::isdigit(static_cast<unsigned char>(name[1])) != 0) {
-    const auto space = name.find(' ');
-    if (space != std::string::npos) return name.substr(space + 1);
-  }
-  return name;
-}
-
 }  // namespace
 
 // The simulation runs as many steps as the trace holds; more than the scenario decodes cannot be
@@ -78,9 +67,17 @@ void check_trace_steps(const Scenario& scenario, std::int64_t steps) {
 
 namespace {
 
-std::optional<ValidationCategory> compute_category(const std::string& cat) {
-  const auto c = parse_validation_category(cat);
-  if (c && *c != ValidationCategory::exposed_wait && *c != ValidationCategory::transfer) return c;
+std::optional<ValidationCategory> compute_category(OpCategory c) {
+  switch (c) {
+    case OpCategory::gemm: return ValidationCategory::gemm;
+    case OpCategory::attention: return ValidationCategory::attention;
+    case OpCategory::indexer: return ValidationCategory::indexer;
+    case OpCategory::norm: return ValidationCategory::norm;
+    case OpCategory::elementwise: return ValidationCategory::elementwise;
+    case OpCategory::collective:
+    case OpCategory::transfer:
+    case OpCategory::host: return std::nullopt;  // not kernels the runner counts
+  }
   return std::nullopt;
 }
 
@@ -92,60 +89,24 @@ std::vector<StepProfile> simulated_profile(const Scenario& scenario, std::int64_
 
 SimulatedRun simulate_for_validation(const Scenario& scenario, std::int64_t steps) {
   check_trace_steps(scenario, steps);
-  Simulation sim(scenario, SimulationOptions{steps, static_cast<int>(std::min<std::int64_t>(steps, 1000))});
-  const RunResult r = sim.run();
+  // GPU 0's ops, as the runner records them; no trace.
+  SimulationOptions options{steps, 0};
+  options.record_ops_of_gpu = 0;
+  Simulation sim(scenario, options);
+  RunResult r = sim.run();
   SimulatedRun out;
   out.steps = profile_of(r);
   out.ops.resize(out.steps.size());
-  // GPU 0's tracks: its compute stream, and its PCIe links.
-  const nlohmann::json trace = nlohmann::json::parse(r.trace.to_json());
-  int gpu_pid = -1;
-  int pcie_pid = -1;
-  for (const auto& e : trace.at("traceEvents")) {
-    if (e.value("ph", "") == "M" && e.value("name", "") == "process_name") {
-      const std::string n = e.at("args").value("name", "");
-      if (n == "GPU 0") gpu_pid = e.at("pid").get<int>();
-      if (n == "PCIe links") pcie_pid = e.at("pid").get<int>();
+  for (std::size_t s = 0; s < out.steps.size(); ++s) {
+    StepOpTimes& ops = r.op_times[s];
+    StepProfile& p = out.steps[s];
+    p.events_are_ops = true;
+    p.layers = static_cast<std::size_t>(ops.layers);
+    for (std::size_t c = 0; c < kOpCategoryCount; ++c) {
+      if (const auto v = compute_category(static_cast<OpCategory>(c))) p.events[static_cast<std::size_t>(*v)] += ops.kernels[c];
     }
+    out.ops[s] = std::move(ops.seconds);
   }
-  std::set<std::pair<int, int>> tracks;
-  std::pair<int, int> compute_track{-1, -1};
-  for (const auto& e : trace.at("traceEvents")) {
-    if (e.value("ph", "") != "M" || e.value("name", "") != "thread_name") continue;
-    const std::string n = e.at("args").value("name", "");
-    const int pid = e.at("pid").get<int>();
-    if ((pid == gpu_pid && n == "compute stream") || (pid == pcie_pid && (n == "GPU 0 h2d" || n == "GPU 0 d2h"))) {
-      tracks.emplace(pid, e.at("tid").get<int>());
-    }
-    if (pid == gpu_pid && n == "compute stream") compute_track = {pid, e.at("tid").get<int>()};
-  }
-  std::vector<std::int64_t> max_layer(out.steps.size(), -1);
-  for (auto& p : out.steps) p.events_are_ops = true;
-  for (const auto& e : trace.at("traceEvents")) {
-    if (e.value("ph", "") != "X") continue;
-    const std::pair<int, int> track{e.at("pid").get<int>(), e.at("tid").get<int>()};
-    if (!tracks.contains(track)) continue;
-    const std::string cat = e.value("cat", "");
-    if (cat == "exposed" || cat == "idle") continue;
-    const double ts = e.at("ts").get<double>() * 1e-6;
-    // The step whose [start, end) holds ts: steps are in time order, so a binary search.
-    const auto it = std::upper_bound(r.gpu_steps.begin(), r.gpu_steps.begin() + static_cast<std::ptrdiff_t>(out.steps.size()),
-                                     ts, [](double x, const std::vector<GpuStepTimes>& g) { return x < g[0].start - 1e-12; });
-    if (it == r.gpu_steps.begin()) continue;
-    const auto s = static_cast<std::size_t>(it - r.gpu_steps.begin() - 1);
-    if (!(ts < r.gpu_steps[s][0].end - 1e-12)) continue;
-    if (cat == "segment") {
-      // Layer segments name the layer (-1: the ops before and after the layers).
-      const auto args = e.find("args");
-      if (args != e.end() && args->contains("layer")) max_layer[s] = std::max(max_layer[s], args->at("layer").get<std::int64_t>());
-      continue;
-    }
-    out.ops[s][op_name(e.value("name", ""))] += e.at("dur").get<double>() * 1e-6;
-    if (track == compute_track) {
-      if (const auto c = compute_category(cat)) ++out.steps[s].events[static_cast<std::size_t>(*c)];
-    }
-  }
-  for (std::size_t s = 0; s < out.steps.size(); ++s) out.steps[s].layers = static_cast<std::size_t>(max_layer[s] + 1);
   return out;
 }
 

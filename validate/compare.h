@@ -63,8 +63,9 @@ void check_trace_steps(const Scenario& scenario, std::int64_t steps);
 // (ops per category, layers); check_trace_steps first.
 [[nodiscard]] std::vector<StepProfile> simulated_profile(const Scenario& scenario, std::int64_t steps);
 
-// The same, with the time per op name per step (from the simulation's trace of GPU 0: compute
-// stream kernels, and the PCIe fetches and write-backs with their "L<layer> " prefix removed).
+// The same, with the time per op name per step: GPU 0's ops as the simulation's per-op recorder
+// saw them (SimulationOptions::record_ops_of_gpu, StepOpTimes: compute-stream kernels, fetches by
+// their segment's label, "prefetch" and "writeback", each summed over the layers).
 struct SimulatedRun {
   std::vector<StepProfile> steps;
   std::vector<std::map<std::string, double>> ops;

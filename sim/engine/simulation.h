@@ -1,13 +1,18 @@
 // One simulation run: a scenario in, per-step and per-layer timings, memory and a trace out.
 //
-// This is the only place that owns a SimGrid engine. SimGrid allows one engine per process at a
-// time and keeps global state across engines, so a Simulation is run once, and a process should
-// run one Simulation (the CLI does; tests that run several use relative times only).
+// Simulation::run prepares (preflight, the step graph, the offload cache behaviour:
+// offload_source.h), runs the SimGrid engine (engine_actors.h, the only code owning a SimGrid
+// engine) and collects what it reports through recorders (recorder.h, recorders.h). SimGrid allows
+// one engine per process at a time and keeps global state across engines, so a Simulation is run
+// once, and a process should run one Simulation (the CLI does; tests that run several use relative
+// times only).
 #pragma once
 
 #include <array>
 #include <cstdint>
 #include <filesystem>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +40,9 @@ struct SimulationOptions {
   // SimGrid would time them (they agree to ~1e-6 relative: SimGrid rounds its own clock). false
   // runs every segment and flow in SimGrid; tests compare the two.
   bool fast_paths = true;
+  // Records this GPU's time per op and kernels per category, each step (RunResult::op_times), as
+  // the GPU runner records its run; for `ess-sim validate`. nullopt: not recorded.
+  std::optional<int> record_ops_of_gpu;
 };
 
 // What one GPU did in one step. `busy` is time in each operator category; `wait` is time spent
@@ -50,6 +58,15 @@ struct GpuStepTimes {
   double exposed = 0.0;
   double lost_to_gather = 0.0;
   double writeback_wait = 0.0;  // waiting at the end of the step for write-backs to finish
+  // Prefetch: transfer = prefetch durations (from the engine starting one to its end); wait = the
+  // part the compute stream waited for (exposed, in `busy` as transfers); late = prefetches not
+  // there when their layer needed them. fetch_queue_wait: on-demand fetches' time queued behind
+  // other transfers of this GPU before they started.
+  double prefetch_transfer = 0.0;
+  double prefetch_wait = 0.0;
+  int prefetch_late = 0;
+  int prefetches = 0;
+  double fetch_queue_wait = 0.0;
   // Collectives (all-to-alls, all-reduces), both micro-batches: comm = from arriving at the
   // collective to its end, summed; comm_exposed = the part the compute stream waited for. Without
   // two-batch overlap every collective is exposed; hidden = comm - comm_exposed.
@@ -73,7 +90,29 @@ struct LayerTimes {
   double transfer = 0.0;
   double exposed = 0.0;
   double lost_to_gather = 0.0;
-  std::array<int, 4> overlap_steps{};  // steps run in serial, da, dba (auto resolved)
+  // Prefetch (per offloaded request summed over steps: entries; per GPU summed over steps and
+  // GPUs: bytes and times).
+  double fetch_queue_wait = 0.0;  // on-demand fetches queued behind other transfers (part of exposed)
+  double prefetched = 0.0;       // entries prefetched
+  double prefetch_used = 0.0;    // of them, used by the selection
+  double prefetch_bytes = 0.0;   // of h2d_bytes
+  double prefetch_transfer = 0.0;
+  double prefetch_wait = 0.0;    // exposed
+  int prefetch_late = 0;
+  int prefetches = 0;
+  // Per registered overlap policy (sim/offload/overlap.h, registry order): steps it ran (auto
+  // resolved, so choosers stay 0).
+  std::vector<int> overlap_steps;
+};
+
+// One GPU's step as the GPU runner (kernels/runner) traces it: seconds per op name, summed over
+// the step's layers (compute-stream kernels by op name, on-demand fetches by their segment's label,
+// "prefetch", "writeback"; waits are not ops), the compute-stream kernels per category, and the
+// model layers its segments name (the highest layer + 1).
+struct StepOpTimes {
+  std::map<std::string, double> seconds;
+  std::array<std::size_t, kOpCategoryCount> kernels{};
+  int layers = 0;
 };
 
 struct RunResult {
@@ -92,12 +131,15 @@ struct RunResult {
   bool offload = false;                           // cache.mode "offload"
   std::vector<double> step_h2d_bytes;             // offload: per step, all GPUs
   std::vector<double> step_d2h_bytes;
-  ChromeTrace trace;
+  ChromeTrace trace;                               // steps [0, SimulationOptions::trace_steps)
+  std::vector<StepOpTimes> op_times;              // SimulationOptions::record_ops_of_gpu: per step
 };
 
 // The seed of the synthetic access model (sim/offload/synthetic_access.h) a scenario with this
 // seed uses; `ess-sim validate --prepare` records the same selections for the GPU runner.
 [[nodiscard]] std::uint64_t synthetic_access_seed(std::uint64_t scenario_seed);
+// The seed of the prefetch predictors (sim/offload/prefetch.h) of a scenario with this seed.
+[[nodiscard]] std::uint64_t predictor_seed(std::uint64_t scenario_seed);
 
 class Simulation {
  public:
