@@ -68,6 +68,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   add_plot_command(app, action);
   add_search_command(app, action);
   add_compare_command(app, action);
+  add_train_predictor_command(app, action);
 
   // The first word that is not an option names the subcommand. CLI11 would answer an unknown one
   // followed by --help with the main help and exit 0; say it is unknown instead.
