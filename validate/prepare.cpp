@@ -100,7 +100,7 @@ RunnerConfig prepare_runner(const Scenario& scenario, const std::filesystem::pat
   require(scenario.cache.mode == CacheMode::offload, scenario, "/cache/mode", "it runs ESS offload; set cache.mode \"offload\"");
   require(scenario.cache.pool_entries.has_value(), scenario, "/cache",
           "it sizes the GPU pool in entries; set cache.pool_entries instead of pool_ratio");
-  require(scenario.cache.overlap == OverlapMode::serial || scenario.cache.overlap == OverlapMode::da, scenario,
+  require(scenario.cache.overlap == "serial" || scenario.cache.overlap == "da", scenario,
           "/cache/overlap", "it implements overlap \"serial\" and \"da\"");
   require(!access_model_reads_file(scenario.cache.access.model), scenario, "/cache/access",
           "prepare records a generated access model's selections; a replayed trace can be passed to the runner as is");
@@ -137,7 +137,7 @@ RunnerConfig prepare_runner(const Scenario& scenario, const std::filesystem::pat
        << " --vocab " << m.vocab << " --batch " << batch << " --context " << context0 << " --steps "
        << scenario.workload.decode_steps << " --pool-entries " << *scenario.cache.pool_entries << " --pinned-recent "
        << scenario.cache.pinned_recent << " --eviction " << scenario.cache.eviction << " --heat-decay "
-       << scenario.cache.heat_decay << " --overlap " << to_string(scenario.cache.overlap) << " --transfer "
+       << scenario.cache.heat_decay << " --overlap " << scenario.cache.overlap << " --transfer "
        << to_string(scenario.cache.transfer) << " --access " << out.access_trace.filename().string()
        << " --scenario-sha256 " << scenario_identity(scenario);
   out.arguments = args.str();

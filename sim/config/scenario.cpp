@@ -14,9 +14,12 @@
 #include "sim/config/physical_ranges.h"
 #include "sim/config/reader.h"
 #include "sim/config/utf8.h"
+
 #include "sim/offload/access_model.h"
 #include "sim/offload/eviction.h"
-
+#include "sim/offload/heat_model.h"
+#include "sim/offload/overlap.h"
+#include "sim/offload/prefetch.h"
 namespace ess {
 
 namespace {
@@ -332,6 +335,45 @@ MemoryConfig read_memory(ObjectReader& r) {
   return m;
 }
 
+// Default staging buffer of a prefetching policy, entries per request and layer: above the misses
+// per request and layer of most layers at 32K with SMR 0.2 (16.7 .. 605, sim/offload/README.md),
+// a quarter of DeepSeek-V3.2-Exp's top-k.
+constexpr std::int64_t kDefaultPrefetchBuffer = 512;
+// Deepest lookahead accepted: a prefetch issued more layers ahead than this would hold its buffer
+// through most of a step.
+constexpr std::int64_t kMaxPrefetchLookahead = 8;
+
+void read_prefetch(ObjectReader& cache, CacheConfig& c, const ModelConfig& model, const std::string& scenario_dir) {
+  auto r = cache.object_or_empty("prefetch");
+  c.prefetch.policy = r.choice_or("policy", registered_names(prefetch_policies()), "on-demand");
+  const auto policy = registered(prefetch_policies(), "prefetch", c.prefetch.policy).make();
+  if (!policy->prefetches()) {
+    for (const char* key : {"predictor", "lookahead", "buffer_entries", "model"}) {
+      if (r.has(key)) r.fail(key, std::string("has no effect with prefetch policy \"") + c.prefetch.policy + "\", which prefetches nothing");
+    }
+    r.finish();
+    return;
+  }
+  c.prefetch.predictor = r.choice_or("predictor", registered_names(prefetch_predictors()), "previous-layer");
+  const std::int64_t top_k = model.indexer ? model.indexer->top_k : kDefaultPrefetchBuffer;
+  c.prefetch.lookahead = static_cast<int>(r.integer_or("lookahead", Range::closed(1, kMaxPrefetchLookahead), 1));
+  c.prefetch.buffer_entries = r.integer_or("buffer_entries", Range::closed(1, static_cast<double>(top_k)), std::min(kDefaultPrefetchBuffer, top_k));
+  // A trained predictor's model file (heat_model.h), relative to the scenario's folder like
+  // cache.access.file; read here so that a bad model is an error of the scenario, not of the run.
+  if (c.prefetch.predictor == "learned") {
+    const std::filesystem::path p(r.text("model"));
+    c.prefetch.model = p.is_absolute() || scenario_dir.empty() ? p.string() : (std::filesystem::path(scenario_dir) / p).string();
+    try {
+      (void)load_heat_model(c.prefetch.model);
+    } catch (const HeatModelError& e) {
+      r.fail("model", e.what());
+    }
+  } else if (r.has("model")) {
+    r.fail("model", "only prefetch predictor \"learned\" reads a model file; predictor \"" + c.prefetch.predictor + "\" has none");
+  }
+  r.finish();
+}
+
 CacheConfig read_cache(ObjectReader& r, const ModelConfig& model, const std::string& scenario_dir) {
   CacheConfig c;
   const std::string mode = r.choice_or("mode", {"gpu", "offload"}, "gpu");
@@ -360,11 +402,7 @@ CacheConfig read_cache(ObjectReader& r, const ModelConfig& model, const std::str
   c.eviction = r.choice_or("eviction", registered_names(eviction_policies()), "lru");
   c.heat_decay = r.number_or("heat_decay", Range::left_open(0.0, 1.0), 0.9);
   c.transfer = r.choice_or("transfer", {"gather", "copy"}, "gather") == "gather" ? TransferPath::gather : TransferPath::copy;
-  const std::string overlap = r.choice_or("overlap", {"serial", "da", "dba", "auto"}, "da");
-  c.overlap = overlap == "serial" ? OverlapMode::serial
-              : overlap == "da"   ? OverlapMode::da
-              : overlap == "dba"  ? OverlapMode::dba
-                                  : OverlapMode::automatic;
+  c.overlap = r.choice_or("overlap", registered_names(overlap_policies()), "da");
   {
     auto a = r.object_or_empty("access");
     c.access.model = a.choice_or("model", registered_names(access_models()), "synthetic");
@@ -375,6 +413,7 @@ CacheConfig read_cache(ObjectReader& r, const ModelConfig& model, const std::str
     }
     a.finish();
   }
+  read_prefetch(r, c, model, scenario_dir);
   c.sampled_requests = r.integer_or("sampled_requests", Range::closed(1, 4096), 8);
   c.warmup_windows = r.integer_or("warmup_windows", Range::closed(0, 4096), 32);
   c.host_memory_threshold = r.number_or("host_memory_threshold", Range::left_open(0.0, 1.0), 0.9);
@@ -446,16 +485,6 @@ Scenario read_scenario(const nlohmann::json& document, const Origins& origins, c
 }  // namespace
 
 std::string_view to_string(TransferPath t) { return t == TransferPath::gather ? "gather" : "copy"; }
-
-std::string_view to_string(OverlapMode m) {
-  switch (m) {
-    case OverlapMode::serial: return "serial";
-    case OverlapMode::da: return "da";
-    case OverlapMode::dba: return "dba";
-    case OverlapMode::automatic: return "auto";
-  }
-  return "?";
-}
 
 std::int64_t CacheConfig::pool_capacity(std::int64_t context) const {
   if (pool_entries) return std::min(*pool_entries, context);

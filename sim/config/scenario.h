@@ -55,12 +55,8 @@ enum class CacheMode { gpu, offload };
 // How missed latent entries cross PCIe: a UVA gather kernel reading host rows from the SMs, or
 // one cudaMemcpyAsync per contiguous run of rows on a copy engine.
 enum class TransferPath { gather, copy };
-// How a layer's miss fetch overlaps its attention (ESS paper): none, DA (attention over the hits
-// runs during the fetch), DBA (also indexer and top-k in two batch halves), or chosen per layer.
-enum class OverlapMode { serial, da, dba, automatic };
 
 [[nodiscard]] std::string_view to_string(TransferPath t);
-[[nodiscard]] std::string_view to_string(OverlapMode m);
 
 // Where the selected entries come from: the synthetic generator or a recorded trace.
 struct AccessConfig {
@@ -75,6 +71,16 @@ struct NvmeConfig {
   Seconds latency;
 };
 
+// Offload: prefetch ahead of the indexer (sim/offload/prefetch.h).
+struct PrefetchSettings {
+  std::string policy = "on-demand";  // a registered prefetch policy
+  // Policies that prefetch only:
+  std::string predictor;             // a registered predictor
+  int lookahead = 1;                 // layer l's prefetch is issued once layer l - lookahead has selected
+  std::int64_t buffer_entries = 0;   // staging buffer per request and layer in flight: most entries prefetched
+  std::string model;                 // predictor "learned": its heat model file (resolved path), else ""
+};
+
 struct CacheConfig {
   CacheMode mode = CacheMode::gpu;
   // Offload only. GPU pool per request and layer: a ratio of the context (the paper's SMR) or a
@@ -85,8 +91,11 @@ struct CacheConfig {
   std::string eviction = "lru";  // "lru", "fifo" or "heat"
   double heat_decay = 0.9;
   TransferPath transfer = TransferPath::gather;
-  OverlapMode overlap = OverlapMode::da;
+  // How a layer's miss fetch overlaps its attention: a registered overlap policy
+  // (sim/offload/overlap.h: serial, da, dba, auto).
+  std::string overlap = "da";
   AccessConfig access;
+  PrefetchSettings prefetch;
   std::int64_t sampled_requests = 8;  // requests simulated exactly; the batch is scaled from them
   std::int64_t warmup_windows = 32;   // prefill windows whose selections warm the pool
   double host_memory_threshold = 0.9;  // above it, new requests stay GPU-only

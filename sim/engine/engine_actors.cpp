@@ -70,12 +70,12 @@ struct RunState {
   // to a third engine per GPU whose transfer is suspended while any on-demand fetch runs.
   PrefetchLink prefetch_link = PrefetchLink::none;
   std::vector<TransferEngine> background_engines;
-  // A prefetch in flight is preempted (cancelled; what is left restarts later) when an on-demand
-  // fetch begins. Not suspended: with SimGrid 3.32 a flow suspended just after it started still
-  // shared the link with the on-demand fetch (tests/engine/prefetch_engine_test.cpp caught it).
+  // A prefetch in flight is suspended (its flow and its gather kernel's share of the SMs) while
+  // any on-demand fetch runs, and resumed when none is left.
   struct Background {
     sg4::CommPtr comm;    // the prefetch moving now, if any
-    double left = 0.0;    // bytes it had left when preempted (read before the cancel clears them)
+    sg4::ExecPtr sm;      // its gather kernel's share of the SMs
+    bool paused = false;  // comm and sm suspended
     int immediate = 0;    // on-demand fetches running
     bool blocked = false; // the engine waits for them to end before starting its next transfer
     sg4::SemaphorePtr wake;
@@ -244,11 +244,19 @@ void run_collective(RunState& st, int step, int gpu, const Segment& seg) {
   st.recorder->collective(step, gpu, seg, c, true);
 }
 
-// Cancels the prefetch in flight, keeping the bytes it has left.
-void preempt(RunState::Background& b) {
-  b.left = b.comm->get_remaining();
-  b.comm->cancel();
-  b.comm = nullptr;
+// Tiered prefetch: suspends the prefetch in flight, if it still runs, or resumes it.
+void pause(RunState::Background& b) {
+  if (!b.comm || b.paused || b.comm->get_state() != sg4::Activity::State::STARTED) return;
+  b.comm->suspend();
+  if (b.sm) b.sm->suspend();
+  b.paused = true;
+}
+
+void resume(RunState::Background& b) {
+  if (!b.paused) return;
+  b.comm->resume();
+  if (b.sm) b.sm->resume();
+  b.paused = false;
 }
 
 // Moves `t` between the GPU and its CPU socket as the scenario's transfer path does. A gather is a
@@ -264,59 +272,43 @@ void transfer(RunState& st, int gpu, const Transfer& t, RunState::Background* ba
     sg4::this_actor::sleep_for((nvme->latency + Bytes(t.nvme_bytes) / nvme->bandwidth).value());
     ++st.activities;
   }
-  auto bytes = static_cast<std::uint64_t>(std::ceil(t.bytes));
-  while (true) {
-    // A background transfer starts only while no on-demand fetch runs.
-    while (background != nullptr && background->immediate > 0) {
-      background->blocked = true;
-      background->wake->acquire();
-    }
-    // A gather ends on the GPU's SMs (a route capped at the gather rate); a copy on the GPU itself.
-    sg4::Host* device = t.gather ? st.platform.gpu_gather[idx(gpu)] : g;
-    sg4::CommPtr comm = t.h2d ? sg4::Comm::sendto_init(cpu, device) : sg4::Comm::sendto_init(device, cpu);
-    comm->set_payload_size(bytes);
-    sg4::ExecPtr sm;
-    if (t.gather) {
-      if (hw.pcie.gather_sm_fraction > 0) {
-        // Never finishes on its own: cancelled when the flow completes.
-        sm = sg4::Exec::init()->set_flops_amount(1e300)->set_bound(hw.pcie.gather_sm_fraction * kGpuSpeed)->set_host(g);
-        sm->start();
-        ++st.activities;
-      }
-    } else {
-      const Seconds overhead = t.h2d ? hw.pcie.h2d_call_overhead : hw.pcie.d2h_call_overhead;
-      sg4::this_actor::sleep_for(overhead.value() * std::max(1.0, std::round(t.runs)));
+  const auto bytes = static_cast<std::uint64_t>(std::ceil(t.bytes));
+  // A background transfer starts only while no on-demand fetch runs.
+  while (background != nullptr && background->immediate > 0) {
+    background->blocked = true;
+    background->wake->acquire();
+  }
+  // A gather ends on the GPU's SMs (a route capped at the gather rate); a copy on the GPU itself.
+  sg4::Host* device = t.gather ? st.platform.gpu_gather[idx(gpu)] : g;
+  sg4::CommPtr comm = t.h2d ? sg4::Comm::sendto_init(cpu, device) : sg4::Comm::sendto_init(device, cpu);
+  comm->set_payload_size(bytes);
+  sg4::ExecPtr sm;
+  if (t.gather) {
+    if (hw.pcie.gather_sm_fraction > 0) {
+      // Never finishes on its own: cancelled when the flow completes.
+      sm = sg4::Exec::init()->set_flops_amount(1e300)->set_bound(hw.pcie.gather_sm_fraction * kGpuSpeed)->set_host(g);
+      sm->start();
       ++st.activities;
-      if (background != nullptr && background->immediate > 0) continue;  // an on-demand fetch began meanwhile
     }
-    comm->start();
+  } else {
+    const Seconds overhead = t.h2d ? hw.pcie.h2d_call_overhead : hw.pcie.d2h_call_overhead;
+    sg4::this_actor::sleep_for(overhead.value() * std::max(1.0, std::round(t.runs)));
     ++st.activities;
-    if (background == nullptr) {
-      comm->wait();
-      if (sm) sm->cancel();
-      return;
-    }
+  }
+  comm->start();
+  ++st.activities;
+  if (background != nullptr) {
     background->comm = comm;
+    background->sm = sm;
     // Starting an activity yields to SimGrid's maestro: an on-demand fetch may have begun meanwhile.
-    if (background->immediate > 0) preempt(*background);
-    try {
-      comm->wait();
-    } catch (const simgrid::CancelException&) {
-      // Preempted by an on-demand fetch (immediate_begins): what is left goes out as a new transfer
-      // once no on-demand fetch runs, paying the link's latency again.
-      const double left = background->left;
-      if (sm) sm->cancel();
-      if (!(left >= 0.0) || left > static_cast<double>(bytes)) {
-        throw std::logic_error("a preempted prefetch reports " + std::to_string(left) + " of " + std::to_string(bytes) +
-                               " bytes left");
-      }
-      bytes = static_cast<std::uint64_t>(std::ceil(left));
-      if (bytes > 0) continue;
-      return;
-    }
-    if (sm) sm->cancel();
+    if (background->immediate > 0) pause(*background);
+  }
+  comm->wait();
+  if (sm) sm->cancel();
+  if (background != nullptr) {
     background->comm = nullptr;
-    return;
+    background->sm = nullptr;
+    background->paused = false;
   }
 }
 
@@ -325,12 +317,13 @@ void transfer(RunState& st, int gpu, const Transfer& t, RunState::Background* ba
 void immediate_begins(RunState& st, int gpu) {
   auto& b = st.background[idx(gpu)];
   ++b.immediate;
-  if (b.comm) preempt(b);
+  pause(b);
 }
 
 void immediate_ends(RunState& st, int gpu) {
   auto& b = st.background[idx(gpu)];
   if (--b.immediate > 0) return;
+  resume(b);
   if (b.blocked) {
     b.blocked = false;
     b.wake->release();

@@ -118,7 +118,8 @@ class AccessPipeline {
           std::vector<LayerAccess> layers;
           for (const auto& l : stats.layers) {
             layers.push_back(LayerAccess{l.misses_mean, std::isfinite(l.misses_stderr) ? l.misses_stderr : 0.0,
-                                         l.hits_mean, l.runs_mean, l.evictions_mean});
+                                         l.hits_mean, l.runs_mean, l.evictions_mean, l.prefetched_mean,
+                                         l.prefetch_used_mean, l.prefetch_runs_mean});
           }
           std::unique_lock lock(mutex_);
           changed_.wait(lock, [this] { return ready_.size() < kAhead || stop_; });

@@ -7,6 +7,7 @@
 
 #include "sim/config/quantity.h"
 
+#include "sim/offload/prefetch.h"
 namespace ess {
 
 namespace {
@@ -214,6 +215,16 @@ MemoryBudget plan_memory(const Scenario& s, std::int64_t batch) {
                        Bytes(2.0 * d(p.offloaded) * d(std::min(top_k, tokens)) * m.attention.cache_bytes_per_token.value()),
                        "2 x " + std::to_string(p.offloaded) + " requests x " + std::to_string(std::min(top_k, tokens)) +
                            " entries (double buffer)"});
+    // Prefetch staging: a layer's prefetch is issued `lookahead` layers early and held until that
+    // layer's attention, so lookahead + 1 layers' buffers can be in use at once.
+    const auto& pf = s.cache.prefetch;
+    if (registered(prefetch_policies(), "prefetch", pf.policy).make()->prefetches()) {
+      const std::int64_t buffers = pf.lookahead + 1;
+      b.lines.push_back({"prefetch_buffers",
+                         Bytes(d(buffers) * d(p.offloaded) * d(pf.buffer_entries) * m.attention.cache_bytes_per_token.value()),
+                         std::to_string(buffers) + " layers in flight x " + std::to_string(p.offloaded) + " requests x " +
+                             std::to_string(pf.buffer_entries) + " entries (cache.prefetch.buffer_entries)"});
+    }
   } else {
     b.lines.push_back({m.attention.kind == AttentionKind::mla ? "latent_cache" : "kv_cache",
                        kv_cache_bytes_per_request(s, tokens) * d(requests), per_request});

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <numeric>
 
+#include "sim/offload/overlap.h"
+#include "sim/offload/prefetch.h"
 namespace ess {
 
 namespace {
@@ -55,7 +57,13 @@ double sum_over_gpu_steps(const RunResult& r, double GpuStepTimes::*field) {
   return sum;
 }
 
-nlohmann::ordered_json layer_offload_json(const RunResult& r, const LayerTimes& lt) {
+// Prefetched bytes the selection did not use: the layer's prefetch bytes in proportion to its unused
+// entries (every prefetched entry of a layer has the same size and is moved for every offloaded request).
+double wasted_prefetch_bytes(const LayerTimes& lt) {
+  return lt.prefetched > 0 ? lt.prefetch_bytes * (lt.prefetched - lt.prefetch_used) / lt.prefetched : 0.0;
+}
+
+nlohmann::ordered_json layer_offload_json(const RunResult& r, const LayerTimes& lt, bool prefetching) {
   const auto steps = static_cast<double>(r.steps);
   const double samples = steps * r.gpus;
   nlohmann::ordered_json o;
@@ -68,10 +76,85 @@ nlohmann::ordered_json layer_offload_json(const RunResult& r, const LayerTimes& 
   o["d2h_bytes"] = lt.d2h_bytes / samples;
   o["transfer_s"] = lt.transfer / samples;
   o["exposed_s"] = lt.exposed / samples;
-  o["hidden_s"] = (lt.transfer - lt.exposed) / samples;
-  o["overlap_ratio"] = lt.transfer > 0 ? (lt.transfer - lt.exposed) / lt.transfer : 1.0;
+  // Time queued behind other transfers is exposed but not transfer time: it hides nothing.
+  const double hidden = lt.transfer - (lt.exposed - lt.fetch_queue_wait);
+  o["hidden_s"] = hidden / samples;
+  o["overlap_ratio"] = lt.transfer > 0 ? hidden / lt.transfer : 1.0;
   o["compute_lost_to_gather_s"] = lt.lost_to_gather / samples;
-  o["overlap_steps"] = {{"serial", lt.overlap_steps[0]}, {"da", lt.overlap_steps[1]}, {"dba", lt.overlap_steps[2]}};
+  nlohmann::ordered_json overlaps = nlohmann::ordered_json::object();
+  const auto policies = overlap_policies();
+  for (std::size_t i = 0; i < policies.size(); ++i) {
+    if (!overlap_is_concrete(i)) continue;
+    overlaps[std::string(policies[i].name)] = i < lt.overlap_steps.size() ? lt.overlap_steps[i] : 0;
+  }
+  o["overlap_steps"] = std::move(overlaps);
+  if (prefetching) {
+    // Per offloaded request per step (entries); per GPU per step (bytes, times).
+    o["prefetched_per_request"] = lt.prefetched / steps;
+    o["prefetch_used_per_request"] = lt.prefetch_used / steps;
+    o["prefetch_accuracy"] = lt.prefetched > 0 ? lt.prefetch_used / lt.prefetched : 0.0;
+    o["prefetch_coverage"] = lt.misses > 0 ? lt.prefetch_used / lt.misses : 0.0;
+    o["prefetch_bytes"] = lt.prefetch_bytes / samples;
+    o["prefetch_wasted_bytes"] = wasted_prefetch_bytes(lt) / samples;
+    o["prefetch_transfer_s"] = lt.prefetch_transfer / samples;
+    o["prefetch_exposed_s"] = lt.prefetch_wait / samples;
+    o["prefetch_late"] = lt.prefetch_late;
+  }
+  return o;
+}
+
+bool prefetches(const Scenario& s) {
+  return s.cache.mode == CacheMode::offload &&
+         registered(prefetch_policies(), "prefetch", s.cache.prefetch.policy).make()->prefetches();
+}
+
+// The prefetch block of the offload summary: what was prefetched, how much of it the selections
+// used, what it cost on the link, and how much of its transfer the GPUs waited for.
+nlohmann::ordered_json prefetch_summary(const Scenario& s, const RunResult& r, double misses) {
+  const auto& c = s.cache.prefetch;
+  double prefetched = 0.0;
+  double used = 0.0;
+  double bytes = 0.0;
+  double wasted = 0.0;
+  int late = 0;
+  int count = 0;
+  for (const auto& l : r.layers) {
+    prefetched += l.prefetched;
+    used += l.prefetch_used;
+    bytes += l.prefetch_bytes;
+    wasted += wasted_prefetch_bytes(l);
+    late += l.prefetch_late;
+    count += l.prefetches;
+  }
+  const auto steps = static_cast<double>(r.steps);
+  const double samples = steps * r.gpus;
+  const double transfer = sum_over_gpu_steps(r, &GpuStepTimes::prefetch_transfer);
+  const double wait = sum_over_gpu_steps(r, &GpuStepTimes::prefetch_wait);
+  const double h2d = std::accumulate(r.step_h2d_bytes.begin(), r.step_h2d_bytes.end(), 0.0);
+  nlohmann::ordered_json o;
+  o["policy"] = c.policy;
+  o["predictor"] = c.predictor;
+  o["lookahead"] = c.lookahead;
+  o["buffer_entries"] = c.buffer_entries;
+  // Per offloaded request per step, summed over layers.
+  o["prefetched_per_request_per_step"] = prefetched / steps;
+  o["used_per_request_per_step"] = used / steps;
+  // accuracy: used / prefetched; coverage: misses fetched early / all misses.
+  o["accuracy"] = prefetched > 0 ? used / prefetched : 0.0;
+  o["coverage"] = misses > 0 ? used / misses : 0.0;
+  // Per step, all GPUs.
+  o["prefetch_bytes_per_step"] = bytes / steps;
+  o["wasted_bytes_per_step"] = wasted / steps;
+  o["on_demand_bytes_per_step"] = (h2d - bytes) / steps;
+  // Per step, mean over GPUs: prefetch transfer time, the part the GPUs waited for, the rest hidden.
+  o["transfer_s"] = transfer / samples;
+  o["exposed_s"] = wait / samples;
+  o["hidden_s"] = std::max(0.0, transfer - wait) / samples;
+  // Prefetches not complete when their layer needed them.
+  o["late"] = late;
+  o["late_fraction"] = count > 0 ? static_cast<double>(late) / count : 0.0;
+  // On-demand fetches' time queued behind other transfers of their GPU (prefetches under a shared queue).
+  o["on_demand_queue_s"] = sum_over_gpu_steps(r, &GpuStepTimes::fetch_queue_wait) / samples;
   return o;
 }
 
@@ -101,7 +184,7 @@ nlohmann::ordered_json offload_summary(const Scenario& s, const RunResult& r) {
   o["pinned_recent"] = c.pinned_recent;
   o["eviction"] = c.eviction;
   o["transfer_path"] = std::string(to_string(c.transfer));
-  o["overlap"] = std::string(to_string(c.overlap));
+  o["overlap"] = c.overlap;
   o["access_model"] = c.access.model;
   o["sampled_requests"] = c.sampled_requests;
   o["offloaded_requests_per_gpu"] = p.offloaded;
@@ -122,13 +205,15 @@ nlohmann::ordered_json offload_summary(const Scenario& s, const RunResult& r) {
   // Per step, mean over GPUs.
   o["transfer_s"] = transfer / samples;
   o["exposed_s"] = exposed / samples;
-  o["hidden_s"] = (transfer - exposed) / samples;
-  o["overlap_ratio"] = transfer > 0 ? (transfer - exposed) / transfer : 1.0;
+  const double hidden = transfer - (exposed - sum_over_gpu_steps(r, &GpuStepTimes::fetch_queue_wait));
+  o["hidden_s"] = hidden / samples;
+  o["overlap_ratio"] = transfer > 0 ? hidden / transfer : 1.0;
   o["compute_lost_to_gather_s"] = lost / samples;
   o["writeback_wait_s"] = writeback_wait / samples;
   // Share of each GPU link's capacity used over the run, per direction.
   o["pcie_utilization"] = {{"h2d", total_time > 0 ? h2d / r.gpus / (total_time * pcie.h2d_bandwidth.value()) : 0.0},
                            {"d2h", total_time > 0 ? d2h / r.gpus / (total_time * pcie.d2h_bandwidth.value()) : 0.0}};
+  if (prefetches(s)) o["prefetch"] = prefetch_summary(s, r, misses);
   return o;
 }
 
@@ -256,7 +341,7 @@ nlohmann::ordered_json results_json(const Scenario& s, const RunResult& r, const
                                     {"by_category_s", categories_json(busy, lt.wait / samples)},
                                     {"flops", lt.flops.value() / samples},
                                     {"hbm_bytes", lt.bytes.value() / samples}};
-    if (r.offload && !head) layer["offload"] = layer_offload_json(r, lt);
+    if (r.offload && !head) layer["offload"] = layer_offload_json(r, lt, prefetches(s));
     layers.push_back(layer);
   }
   return j;
@@ -299,6 +384,18 @@ std::string results_table(const Scenario& s, const RunResult& r) {
     out += "    fetch time      " + fmt("%8.3f", o["transfer_s"].get<double>() * 1e3) + " ms per step: " +
            fmt("%.3f", o["hidden_s"].get<double>() * 1e3) + " hidden, " + fmt("%.3f", o["exposed_s"].get<double>() * 1e3) +
            " exposed, " + fmt("%.3f", o["compute_lost_to_gather_s"].get<double>() * 1e3) + " compute lost to gathers\n";
+    if (o.contains("prefetch")) {
+      const auto& pf = o.at("prefetch");
+      out += "    prefetch        " + pf.at("policy").get<std::string>() + " (" + pf.at("predictor").get<std::string>() +
+             ", " + std::to_string(pf.at("lookahead").get<int>()) + " layer(s) ahead): accuracy " +
+             fmt("%.1f", pf.at("accuracy").get<double>() * 100) + "%, coverage " +
+             fmt("%.1f", pf.at("coverage").get<double>() * 100) + "%, " +
+             fmt("%.3f", pf.at("wasted_bytes_per_step").get<double>() / r.gpus / 1e9) + " GB per GPU per step wasted\n";
+      out += "    prefetch time   " + fmt("%8.3f", pf.at("transfer_s").get<double>() * 1e3) + " ms per step: " +
+             fmt("%.3f", pf.at("hidden_s").get<double>() * 1e3) + " hidden, " +
+             fmt("%.3f", pf.at("exposed_s").get<double>() * 1e3) + " exposed (" + std::to_string(pf.at("late").get<int>()) +
+             " late); on-demand fetches queued " + fmt("%.3f", pf.at("on_demand_queue_s").get<double>() * 1e3) + " ms\n";
+    }
     if (o["fallback_requests_per_gpu"].get<std::int64_t>() > 0) {
       out += "    GPU-only        " + std::to_string(o["fallback_requests_per_gpu"].get<std::int64_t>()) +
              " requests per GPU (host memory above the threshold)\n";

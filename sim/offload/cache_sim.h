@@ -10,11 +10,13 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "sim/offload/access_model.h"
 #include "sim/offload/gpu_pool.h"
+#include "sim/offload/prefetch.h"
 
 namespace ess {
 
@@ -37,6 +39,14 @@ struct CacheSimConfig {
   std::int64_t pinned_recent = 0;  // PoolConfig::pinned_recent
   std::string policy = "lru";  // PoolConfig::policy: a registered eviction policy's name
   double heat_decay = 1.0;     // PoolConfig::heat_decay
+
+  // Prefetch (prefetch.h): a registered predictor's name ("" for none) and the most entries it may
+  // prefetch per request, layer and step (the staging buffer in HBM), >= 1 when a predictor is set.
+  // Warm-up accesses are not predicted.
+  std::string predictor;
+  std::int64_t prefetch_budget = 0;
+  std::uint64_t predictor_seed = 0;
+  std::string predictor_model;  // PredictorParams::model_file (learned: its heat model file)
 };
 
 // Throws std::invalid_argument naming the field.
@@ -49,6 +59,9 @@ struct LayerStats {
   double hits_mean = 0.0;
   double runs_mean = 0.0;       // contiguous runs of missed positions per request
   double evictions_mean = 0.0;
+  double prefetched_mean = 0.0;     // entries the predictor prefetched per request (0 without one)
+  double prefetch_used_mean = 0.0;  // of those, entries the selection then missed: fetched early
+  double prefetch_runs_mean = 0.0;  // contiguous runs among the prefetched positions
   int requests = 0;             // S
 };
 
@@ -75,6 +88,10 @@ class CacheSimulator {
   // `model` must outlive the simulator and serve requests 0 .. S-1 of `config.layers` layers; its
   // top_k must be config.top_k. Throws std::invalid_argument for a bad configuration.
   CacheSimulator(const CacheSimConfig& config, AccessModel& model);
+  // The same with a predictor of the caller's (tests, or one not in the registry): config.predictor
+  // must then be empty and config.prefetch_budget >= 1. Its predictions are checked on every access
+  // (ascending, unique, in the context, not in the pool, within the budget: std::logic_error).
+  CacheSimulator(const CacheSimConfig& config, AccessModel& model, std::unique_ptr<PrefetchPredictor> predictor);
 
   // Runs the warm-up pseudo-steps -W .. -1 at contexts context-W .. context-1 (those below 1 are
   // skipped), inserting their selections into the pools without counting them. `context` is the
@@ -105,6 +122,22 @@ class CacheSimulator {
   // change from its previous selection when the model gives changes and the pool takes them (a
   // policy that supports deltas, no pinned window), else in full.
   AccessResult access(int step, int layer, int request, std::int64_t context);
+  // The prediction before that access and its outcome, with a predictor; sets last_prefetch_.
+  void predict(int step, int layer, int request, std::int64_t context, const GpuPool& pool);
+  void score_prediction(int step, int layer, int request, std::int64_t context);
+  [[nodiscard]] std::string predictor_name() const;
+
+  struct PrefetchCount {
+    std::int64_t prefetched = 0;
+    std::int64_t used = 0;
+    std::int64_t runs = 0;
+  };
+  std::unique_ptr<PrefetchPredictor> predictor_;
+  bool predicting_ = false;  // false during warm-up
+  std::vector<std::int64_t> predicted_;
+  std::vector<std::int64_t> missed_;
+  PrefetchCount last_prefetch_;
+  std::vector<PrefetchCount> prefetch_scratch_;
 
   std::vector<std::int64_t> selected_;
   SelectionDelta delta_;

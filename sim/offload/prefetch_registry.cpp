@@ -10,7 +10,7 @@ namespace {
 const std::array<Registered<PrefetchFactory>, 3> kPrefetchPolicies{{
     {"on-demand", "no prefetch: each layer fetches its misses after its indexer selects (ESS as published)", &make_on_demand_prefetch},
     {"layer-ahead", "after layer l selects, fetch what a predictor expects layer l + lookahead to select; one FIFO transfer queue", &make_layer_ahead_prefetch},
-    {"tiered", "layer-ahead with PCIe priorities: prefetches yield to every on-demand fetch (suspended while one runs)", &make_tiered_prefetch},
+    {"tiered", "layer-ahead with PCIe priorities: an on-demand fetch preempts the prefetch in flight, which resumes after it", &make_tiered_prefetch},
 }};
 
 const std::array<Registered<PredictorFactory>, 5> kPredictors{{

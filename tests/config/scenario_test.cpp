@@ -535,7 +535,7 @@ TEST_CASE("cache mode \"offload\" needs a pool size and an MLA model", "[scenari
                        config_error(kOrigin, "/cache/pool_ratio", {"must be in (0, 1]"}));
   const auto s = load(patched({{"cache", {{"mode", "offload"}, {"pool_ratio", 0.2}, {"overlap", "dba"}}}}));
   CHECK(s.cache.mode == ess::CacheMode::offload);
-  CHECK(s.cache.overlap == ess::OverlapMode::dba);
+  CHECK(s.cache.overlap == "dba");
   CHECK(s.cache.transfer == ess::TransferPath::gather);  // default
   CHECK(s.cache.pool_capacity(32768) == 6554);           // ceil(0.2 x 32768)
   CHECK(s.cache.host_memory_threshold == 0.9);
