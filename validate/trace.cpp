@@ -6,14 +6,17 @@
 
 #include "sim/config/config_error.h"
 #include "sim/config/json_text.h"
+#include "sim/graph/op_names.h"
 #include "sim/io/read_file.h"
 
 namespace ess {
 
 namespace {
 
+// The kernel categories and "transfer" are the runner's trace categories (sim/graph/op_names.h).
 constexpr std::array<std::string_view, kValidationCategories> kNames = {
-    "gemm", "norm", "indexer", "attention", "elementwise", "transfer", "exposed_wait"};
+    catname::gemm, catname::norm, catname::indexer, catname::attention, catname::elementwise,
+    catname::runner_transfer, "exposed_wait"};
 
 std::size_t at(ValidationCategory c) { return static_cast<std::size_t>(c); }
 
@@ -124,7 +127,7 @@ void parse_runner(const nlohmann::json& events, MeasuredTrace& t) {
     // The runner's clock starts at its first step: nothing precedes it.
     const double ts = number(e, "ts", t.path, where);
     if (ts < 0.0) throw TraceError(t.path, where + "/ts", "\"ts\" must be >= 0 (the runner's clock starts at step 0)");
-    const double dur_us = duration(e, ts, cat == "step", t.path, where);
+    const double dur_us = duration(e, ts, cat == catname::runner_step, t.path, where);
     const double dur = dur_us * 1e-6;
     const auto step = static_cast<std::size_t>(
         *integer_arg(e, "step", 0, static_cast<std::int64_t>(kMaxTraceSteps), true, t.path, where));
@@ -139,7 +142,7 @@ void parse_runner(const nlohmann::json& events, MeasuredTrace& t) {
     StepProfile& s = t.steps[step];
     s.events_are_ops = true;
     if (layer) max_layer[step] = std::max(max_layer[step], *layer);
-    if (cat == "step") {
+    if (cat == catname::runner_step) {
       if (step_spans[step]) {
         throw TraceError(t.path, where,
                          "step " + std::to_string(step) + " has two \"step\" events (the other is " +
@@ -151,12 +154,12 @@ void parse_runner(const nlohmann::json& events, MeasuredTrace& t) {
       continue;
     }
     op_spans.emplace_back(step, Span{ts, ts + dur_us, i});
-    if (cat != "wait") t.ops[step][name] += dur;
-    if (cat == "wait") {
+    if (cat != catname::runner_wait) t.ops[step][name] += dur;
+    if (cat == catname::runner_wait) {
       // Waits for fetches are the exposed transfer time; the end-of-step drain of the write-backs
       // ("wait writeback") is only part of the step time, as in the simulation.
-      if (name != "wait writeback") s.seconds[at(ValidationCategory::exposed_wait)] += dur;
-    } else if (cat == "writeback") {
+      if (name != opname::wait_writeback) s.seconds[at(ValidationCategory::exposed_wait)] += dur;
+    } else if (cat == catname::runner_writeback) {
       // Part of the step time; the simulator reports write-backs only through it.
     } else if (const auto c = parse_validation_category(cat); c && *c != ValidationCategory::exposed_wait) {
       s.seconds[at(*c)] += dur;

@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "sim/graph/op_names.h"
+
 namespace ess::bench {
 
 namespace {
@@ -25,28 +27,28 @@ namespace {
 //     kv heads x 128 (QKV 8192 + 2 x 1024 = 10240), intermediate_size 28672 (gate+up 57344),
 //     vocab_size 128256.
 const std::vector<GemmShape> kModelShapes = {
-    {"deepseek-v3.2-exp", "q_a_kv_a", 2112, 7168},
-    {"deepseek-v3.2-exp", "q_b", 24576, 1536},
-    {"deepseek-v3.2-exp", "indexer_q", 8192, 1536},
-    {"deepseek-v3.2-exp", "indexer_k_w", 192, 7168},
-    {"deepseek-v3.2-exp", "wo", 7168, 16384},
-    {"deepseek-v3.2-exp", "gate_up", 36864, 7168},
-    {"deepseek-v3.2-exp", "down", 7168, 18432},
-    {"deepseek-v3.2-exp", "router", 256, 7168},
-    {"deepseek-v3.2-exp", "shared_gate_up", 4096, 7168},
-    {"deepseek-v3.2-exp", "shared_down", 7168, 2048},
-    {"deepseek-v3.2-exp", "lm_head", 129280, 7168},
-    {"deepseek-v3.2-exp", "eh_proj", 7168, 14336},
-    {"llama-2-7b", "qkv", 12288, 4096},
-    {"llama-2-7b", "o", 4096, 4096},
-    {"llama-2-7b", "gate_up", 22016, 4096},
-    {"llama-2-7b", "down", 4096, 11008},
-    {"llama-2-7b", "lm_head", 32000, 4096},
-    {"llama-3.1-70b", "qkv", 10240, 8192},
-    {"llama-3.1-70b", "o", 8192, 8192},
-    {"llama-3.1-70b", "gate_up", 57344, 8192},
-    {"llama-3.1-70b", "down", 8192, 28672},
-    {"llama-3.1-70b", "lm_head", 128256, 8192},
+    {"deepseek-v3.2-exp", std::string(opname::q_a_kv_a), 2112, 7168},
+    {"deepseek-v3.2-exp", std::string(opname::q_b), 24576, 1536},
+    {"deepseek-v3.2-exp", std::string(opname::indexer_q), 8192, 1536},
+    {"deepseek-v3.2-exp", std::string(opname::indexer_k_w), 192, 7168},
+    {"deepseek-v3.2-exp", std::string(opname::wo), 7168, 16384},
+    {"deepseek-v3.2-exp", std::string(opname::gate_up), 36864, 7168},
+    {"deepseek-v3.2-exp", std::string(opname::down), 7168, 18432},
+    {"deepseek-v3.2-exp", std::string(opname::router), 256, 7168},
+    {"deepseek-v3.2-exp", std::string(opname::shared_gate_up), 4096, 7168},
+    {"deepseek-v3.2-exp", std::string(opname::shared_down), 7168, 2048},
+    {"deepseek-v3.2-exp", std::string(opname::lm_head), 129280, 7168},
+    {"deepseek-v3.2-exp", std::string(opname::eh_proj), 7168, 14336},
+    {"llama-2-7b", std::string(opname::qkv), 12288, 4096},
+    {"llama-2-7b", std::string(opname::o), 4096, 4096},
+    {"llama-2-7b", std::string(opname::gate_up), 22016, 4096},
+    {"llama-2-7b", std::string(opname::down), 4096, 11008},
+    {"llama-2-7b", std::string(opname::lm_head), 32000, 4096},
+    {"llama-3.1-70b", std::string(opname::qkv), 10240, 8192},
+    {"llama-3.1-70b", std::string(opname::o), 8192, 8192},
+    {"llama-3.1-70b", std::string(opname::gate_up), 57344, 8192},
+    {"llama-3.1-70b", std::string(opname::down), 8192, 28672},
+    {"llama-3.1-70b", std::string(opname::lm_head), 128256, 8192},
 };
 
 const GemmShape& shape(std::string_view model, std::string_view layer) {
@@ -150,8 +152,8 @@ Sweep quick_sweep() {
   // 5 ms per sample instead of 25: a smoke test checks that everything runs, not the last percent.
   s.repetitions = RepetitionPolicy{0.005, 10, 200};
   s.gemm_m = {1, 16, 128, 1024};
-  s.gemm_shapes = {shape("deepseek-v3.2-exp", "q_a_kv_a"), shape("deepseek-v3.2-exp", "q_b"),
-                   shape("deepseek-v3.2-exp", "wo"), shape("llama-2-7b", "qkv")};
+  s.gemm_shapes = {shape("deepseek-v3.2-exp", opname::q_a_kv_a), shape("deepseek-v3.2-exp", opname::q_b),
+                   shape("deepseek-v3.2-exp", opname::wo), shape("llama-2-7b", opname::qkv)};
   s.gemm_dtypes = {GemmDtype::bf16, GemmDtype::fp8, GemmDtype::fp16};
   s.norm_tokens = {1, 64, 4096};
   s.norm_hidden = {512, 7168, 16384};

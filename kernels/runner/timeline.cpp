@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <string_view>
+
+#include "sim/graph/op_names.h"
 
 namespace ess::runner {
 
@@ -24,7 +27,7 @@ std::vector<TraceEvent> StepTimeline::resolve(const std::vector<double>& event_m
   };
   std::vector<TraceEvent> out;
   out.reserve(ops_.size() + 1);
-  out.push_back(TraceEvent{"step", "step", kComputeTid, 0.0, 0.0, step_, std::nullopt});
+  out.push_back(TraceEvent{std::string(catname::runner_step), std::string(catname::runner_step), kComputeTid, 0.0, 0.0, step_, std::nullopt});
   double first = 0.0;
   double last = 0.0;
   for (std::size_t i = 0; i < ops_.size(); ++i) {
@@ -46,49 +49,49 @@ std::vector<TraceEvent> StepTimeline::resolve(const std::vector<double>& event_m
 
 std::vector<OpRecord> expected_step_ops(OverlapMode overlap, const std::vector<bool>& fetches) {
   std::vector<OpRecord> ops;
-  const auto add = [&](const char* name, const char* category, int layer, int tid = kComputeTid) {
-    ops.push_back(OpRecord{name, category, tid, layer, 0, 0});
+  const auto add = [&](std::string_view name, std::string_view category, int layer, int tid = kComputeTid) {
+    ops.push_back(OpRecord{std::string(name), std::string(category), tid, layer, 0, 0});
   };
-  add("embedding", "elementwise", -1);
+  add(opname::embedding, catname::elementwise, -1);
   for (std::size_t i = 0; i < fetches.size(); ++i) {
     const auto l = static_cast<int>(i);
-    add("attn_norm", "norm", l);
-    add("q_a_kv_a", "gemm", l);
-    add("q_norm", "norm", l);
-    add("kv_norm", "norm", l);
-    add("q_b", "gemm", l);
-    add("indexer_q", "gemm", l);
-    add("indexer_k_w", "gemm", l);
-    add("indexer_score", "indexer", l);
-    add("indexer_topk", "indexer", l);
-    add("q_absorb", "gemm", l);
+    add(opname::attn_norm, catname::norm, l);
+    add(opname::q_a_kv_a, catname::gemm, l);
+    add(opname::q_norm, catname::norm, l);
+    add(opname::kv_norm, catname::norm, l);
+    add(opname::q_b, catname::gemm, l);
+    add(opname::indexer_q, catname::gemm, l);
+    add(opname::indexer_k_w, catname::gemm, l);
+    add(opname::indexer_score, catname::indexer, l);
+    add(opname::indexer_topk, catname::indexer, l);
+    add(opname::q_absorb, catname::gemm, l);
     if (!fetches[i]) {
-      add("sparse_mla", "attention", l);
+      add(opname::sparse_mla, catname::attention, l);
     } else if (overlap == OverlapMode::serial) {
-      add("fetch", "transfer", l, kFetchTid);
-      add("wait fetch", "wait", l);
-      add("sparse_mla", "attention", l);
+      add(opname::fetch, catname::runner_transfer, l, kFetchTid);
+      add(opname::wait_fetch, catname::runner_wait, l);
+      add(opname::sparse_mla, catname::attention, l);
     } else {
-      add("sparse_mla_hits", "attention", l);  // queued before the fetch's calls (see DecodeModel)
-      add("fetch_overlap", "transfer", l, kFetchTid);
-      add("wait fetch", "wait", l);
-      add("sparse_mla_misses", "attention", l);
-      add("attention_merge", "elementwise", l);
+      add(opname::sparse_mla_hits, catname::attention, l);  // queued before the fetch's calls (see DecodeModel)
+      add(opname::fetch_overlap, catname::runner_transfer, l, kFetchTid);
+      add(opname::wait_fetch, catname::runner_wait, l);
+      add(opname::sparse_mla_misses, catname::attention, l);
+      add(opname::attention_merge, catname::elementwise, l);
     }
-    add("v_up", "gemm", l);
-    add("wo", "gemm", l);
-    add("attn_residual", "elementwise", l);
-    add("writeback", "writeback", l, kWritebackTid);
-    add("ffn_norm", "norm", l);
-    add("gate_up", "gemm", l);
-    add("act", "elementwise", l);
-    add("down", "gemm", l);
-    add("mlp_residual", "elementwise", l);
+    add(opname::v_up, catname::gemm, l);
+    add(opname::wo, catname::gemm, l);
+    add(opname::attn_residual, catname::elementwise, l);
+    add(opname::writeback, catname::runner_writeback, l, kWritebackTid);
+    add(opname::ffn_norm, catname::norm, l);
+    add(opname::gate_up, catname::gemm, l);
+    add(opname::act, catname::elementwise, l);
+    add(opname::down, catname::gemm, l);
+    add(opname::mlp_residual, catname::elementwise, l);
   }
-  add("final_norm", "norm", -1);
-  add("lm_head", "gemm", -1);
-  add("sampling", "elementwise", -1);
-  add("wait writeback", "wait", -1);
+  add(opname::final_norm, catname::norm, -1);
+  add(opname::lm_head, catname::gemm, -1);
+  add(opname::sampling, catname::elementwise, -1);
+  add(opname::wait_writeback, catname::runner_wait, -1);
   return ops;
 }
 

@@ -3,9 +3,11 @@
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
+#include <string_view>
 
 #include "kernels/bench/json_writer.h"
 #include "kernels/runner/version.h"
+#include "sim/graph/op_names.h"
 
 namespace ess::runner {
 
@@ -42,7 +44,9 @@ std::string render_event(const TraceEvent& e) {
 }  // namespace
 
 bool is_trace_category(const std::string& category) {
-  for (const char* c : {"gemm", "norm", "indexer", "attention", "elementwise", "transfer", "writeback", "wait", "step"}) {
+  for (const std::string_view c : {catname::gemm, catname::norm, catname::indexer, catname::attention, catname::elementwise,
+                                   catname::runner_transfer, catname::runner_writeback, catname::runner_wait,
+                                   catname::runner_step}) {
     if (category == c) return true;
   }
   return false;

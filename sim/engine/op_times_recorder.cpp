@@ -33,11 +33,11 @@ void OpTimesRecorder::stage(int step, int gpu, const Segment& seg, const StageRu
 
 void OpTimesRecorder::prefetch_waited(int step, int gpu, const Segment& /*seg*/, const TransferRun& prefetch,
                                       double /*from*/, double /*waited*/) {
-  if (gpu == gpu_) out_[static_cast<std::size_t>(step)].seconds["prefetch"] += prefetch.end - prefetch.start;
+  if (gpu == gpu_) out_[static_cast<std::size_t>(step)].seconds[std::string(opname::prefetch)] += prefetch.end - prefetch.start;
 }
 
 void OpTimesRecorder::writeback_done(int step, int gpu, int /*layer*/, const TransferRun& writeback) {
-  if (gpu == gpu_) out_[static_cast<std::size_t>(step)].seconds["writeback"] += writeback.end - writeback.start;
+  if (gpu == gpu_) out_[static_cast<std::size_t>(step)].seconds[std::string(opname::writeback)] += writeback.end - writeback.start;
 }
 
 }  // namespace ess

@@ -76,7 +76,7 @@ void TraceRecorder::stage(int step, int gpu, const Segment& seg, const StageRun&
 void TraceRecorder::prefetch_waited(int step, int gpu, const Segment& seg, const TransferRun& prefetch, double from,
                                     double waited) {
   if (!traced(step)) return;
-  trace_.slice(pcie_h2d_track_[idx(gpu)], layer_name(seg.layer, "prefetch"), "prefetch", prefetch.start,
+  trace_.slice(pcie_h2d_track_[idx(gpu)], layer_name(seg.layer, opname::prefetch), "prefetch", prefetch.start,
                prefetch.end - prefetch.start,
                {{"bytes", prefetch.transfer->bytes}, {"queued_s", prefetch.start - prefetch.submitted}});
   if (waited > 0) trace_.slice(compute_track_[idx(gpu)], "wait prefetch", "exposed", from, waited);
@@ -84,7 +84,7 @@ void TraceRecorder::prefetch_waited(int step, int gpu, const Segment& seg, const
 
 void TraceRecorder::writeback_done(int step, int gpu, int layer, const TransferRun& writeback) {
   if (!traced(step)) return;
-  trace_.slice(pcie_d2h_track_[idx(gpu)], layer_name(layer, "writeback"), "transfer", writeback.start,
+  trace_.slice(pcie_d2h_track_[idx(gpu)], layer_name(layer, opname::writeback), "transfer", writeback.start,
                writeback.end - writeback.start, {{"bytes", writeback.transfer->bytes}});
 }
 

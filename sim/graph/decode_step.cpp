@@ -1,6 +1,7 @@
 #include "sim/graph/decode_step.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <span>
 #include <stdexcept>
@@ -13,6 +14,9 @@
 #include "models/elementwise.h"
 #include "models/gemm.h"
 #include "models/norm.h"
+#include "sim/graph/op_names.h"
+#include "sim/offload/overlap.h"
+#include "sim/offload/prefetch.h"
 
 namespace ess {
 
@@ -46,6 +50,16 @@ DecodeStepBuilder::DecodeStepBuilder(const Scenario& scenario, std::int64_t batc
       layers_total_(static_cast<int>(scenario.model.layers) + scenario.workload.mtp.depth - 1),
       offloaded_(offloaded),
       cold_fraction_(cold_fraction) {
+  if (scenario.cache.mode == CacheMode::offload) {
+    overlap_ = overlap_index(scenario.cache.overlap);
+    if (registered(prefetch_policies(), "prefetch", scenario.cache.prefetch.policy).make()->prefetches()) {
+      prefetch_lookahead_ = scenario.cache.prefetch.lookahead;
+    }
+  }
+  const auto overlaps = overlap_policies();
+  for (std::size_t i = 0; i < overlaps.size(); ++i) {
+    if (overlaps[i].make == &make_serial_overlap) overlap_serial_ = i;
+  }
   if (batch_per_gpu < 1) throw std::invalid_argument("DecodeStepBuilder: batch_per_gpu must be >= 1");
   if (offloaded < 0 || offloaded > batch_per_gpu) {
     throw std::invalid_argument("DecodeStepBuilder: offloaded requests must be in [0, batch_per_gpu]");
@@ -96,24 +110,25 @@ void DecodeStepBuilder::close_with_allreduce(std::vector<Segment>& out, int laye
 void DecodeStepBuilder::add_quant(std::vector<Segment>& out, int layer, std::string_view label, std::int64_t tokens,
                                   std::int64_t features) const {
   if (!needs_quant(m_.weight_dtype, m_.activation_dtype)) return;
-  append(out, layer, label, kernel_op("act_quant", OpCategory::elementwise, elementwise({tokens * features, 2, 1, DType::fp8}, hw_)));
+  append(out, layer, label, kernel_op(opname::act_quant, OpCategory::elementwise, elementwise({tokens * features, 2, 1, DType::fp8}, hw_)));
 }
 
 void DecodeStepBuilder::add_embedding(std::vector<Segment>& out, Tokens t) const {
   // Embedding lookup: gather one row per token.
   append(out, -1, "embedding",
-         kernel_op("embedding", OpCategory::elementwise,
+         kernel_op(opname::embedding, OpCategory::elementwise,
                    elementwise({t.total() * m_.hidden, 1, 1, m_.activation_dtype}, hw_)));
 }
 
 void DecodeStepBuilder::add_attention(std::vector<Segment>& out, int layer, Tokens t, std::int64_t context,
-                                      int replica, const LayerAccess* access, LayerOffload* record) const {
+                                      int replica, std::span<const LayerAccess> access, LayerOffload* record) const {
+  const bool offload = !access.empty();
   const DType act = m_.activation_dtype;
   const DType w = m_.weight_dtype;
   const std::int64_t T = t.total();
   const std::int64_t heads = m_.attention.heads / tp_;
   constexpr std::string_view label = "attention";
-  append(out, layer, label, kernel_op("attn_norm", OpCategory::norm, norm({T, m_.hidden, act, norm_kind(m_.norm)}, hw_)));
+  append(out, layer, label, kernel_op(opname::attn_norm, OpCategory::norm, norm({T, m_.hidden, act, norm_kind(m_.norm)}, hw_)));
 
   if (m_.attention.kind == AttentionKind::mla) {
     const auto& a = m_.attention.mla;
@@ -123,75 +138,75 @@ void DecodeStepBuilder::add_attention(std::vector<Segment>& out, int layer, Toke
     // q_b and the indexer's query projection.
     add_quant(out, layer, label, T, m_.hidden);
     append(out, layer, label,
-           kernel_op("q_a_kv_a", OpCategory::gemm,
+           kernel_op(opname::q_a_kv_a, OpCategory::gemm,
                      gemm({T, a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim, m_.hidden, w}, hw_)));
-    append(out, layer, label, kernel_op("q_norm", OpCategory::norm, norm({T, a.q_lora_rank, act, NormKind::rms}, hw_)));
-    append(out, layer, label, kernel_op("kv_norm", OpCategory::norm, norm({T, a.kv_lora_rank, act, NormKind::rms}, hw_)));
+    append(out, layer, label, kernel_op(opname::q_norm, OpCategory::norm, norm({T, a.q_lora_rank, act, NormKind::rms}, hw_)));
+    append(out, layer, label, kernel_op(opname::kv_norm, OpCategory::norm, norm({T, a.kv_lora_rank, act, NormKind::rms}, hw_)));
     add_quant(out, layer, label, T, a.q_lora_rank);
-    append(out, layer, label, kernel_op("q_b", OpCategory::gemm, gemm({T, heads * qk_head, a.q_lora_rank, w}, hw_)));
+    append(out, layer, label, kernel_op(opname::q_b, OpCategory::gemm, gemm({T, heads * qk_head, a.q_lora_rank, w}, hw_)));
     if (m_.indexer) {
       const auto& ix = *m_.indexer;
       append(out, layer, label,
-             kernel_op("indexer_q", OpCategory::gemm, gemm({T, ix.heads * ix.head_dim, a.q_lora_rank, w}, hw_)));
+             kernel_op(opname::indexer_q, OpCategory::gemm, gemm({T, ix.heads * ix.head_dim, a.q_lora_rank, w}, hw_)));
       // Indexer key projection and per-head weights from the hidden state.
       append(out, layer, label,
-             kernel_op("indexer_k_w", OpCategory::gemm, gemm({T, ix.head_dim + ix.heads, m_.hidden, w}, hw_)));
+             kernel_op(opname::indexer_k_w, OpCategory::gemm, gemm({T, ix.head_dim + ix.heads, m_.hidden, w}, hw_)));
     }
-    if (access != nullptr) {
-      add_offload_attention(out, layer, t, context, *access, *record);
+    if (offload) {
+      add_offload_attention(out, layer, t, context, access, *record);
     } else {
     std::int64_t selected = context;
     if (m_.indexer) {
       const auto& ix = *m_.indexer;
       append(out, layer, label,
-             kernel_op("indexer_score", OpCategory::indexer,
+             kernel_op(opname::indexer_score, OpCategory::indexer,
                        indexer_scoring({t.requests, t.queries_per_request, ix.heads, ix.head_dim, context,
                                         ix.cache_bytes_per_token},
                                        hw_)));
       append(out, layer, label,
-             kernel_op("indexer_topk", OpCategory::indexer, topk({T, context, ix.top_k}, hw_)));
+             kernel_op(opname::indexer_topk, OpCategory::indexer, topk({T, context, ix.top_k}, hw_)));
       selected = std::min(ix.top_k, context);
     }
     // Absorbed MLA (FlashMLA decode): queries projected into the latent space per head, attention
     // over latent entries, then the per-head value up-projection.
     append(out, layer, label,
-           kernel_op("q_absorb", OpCategory::gemm, gemm({T, heads * a.kv_lora_rank, a.qk_nope_head_dim, act}, hw_)));
+           kernel_op(opname::q_absorb, OpCategory::gemm, gemm({T, heads * a.kv_lora_rank, a.qk_nope_head_dim, act}, hw_)));
     const MlaShape shape{t.requests, t.queries_per_request, heads, a.kv_lora_rank + a.qk_rope_head_dim, a.kv_lora_rank,
                          m_.attention.cache_bytes_per_token};
     const KernelCost attn =
         m_.indexer ? sparse_mla_attention(shape, selected, hw_) : dense_mla_attention(shape, context, hw_);
-    append(out, layer, label, kernel_op(m_.indexer ? "sparse_mla" : "dense_mla", OpCategory::attention, attn));
+    append(out, layer, label, kernel_op(m_.indexer ? opname::sparse_mla : opname::dense_mla, OpCategory::attention, attn));
     }
-    const std::string_view post = access != nullptr ? "attention_post" : label;
+    const std::string_view post = offload ? "attention_post" : label;
     append(out, layer, post,
-           kernel_op("v_up", OpCategory::gemm, gemm({T, heads * a.v_head_dim, a.kv_lora_rank, act}, hw_)));
+           kernel_op(opname::v_up, OpCategory::gemm, gemm({T, heads * a.v_head_dim, a.kv_lora_rank, act}, hw_)));
     add_quant(out, layer, post, T, heads * a.v_head_dim);
-    append(out, layer, post, kernel_op("wo", OpCategory::gemm, gemm({T, m_.hidden, heads * a.v_head_dim, w}, hw_)));
+    append(out, layer, post, kernel_op(opname::wo, OpCategory::gemm, gemm({T, m_.hidden, heads * a.v_head_dim, w}, hw_)));
   } else {
     const auto& g = m_.attention.gqa;
     const std::int64_t kv_local = std::max<std::int64_t>(1, g.kv_heads / tp_);
     append(out, layer, label,
-           kernel_op("qkv", OpCategory::gemm, gemm({T, (heads + 2 * kv_local) * g.head_dim, m_.hidden, w}, hw_)));
+           kernel_op(opname::qkv, OpCategory::gemm, gemm({T, (heads + 2 * kv_local) * g.head_dim, m_.hidden, w}, hw_)));
     append(out, layer, label,
-           kernel_op("rope", OpCategory::elementwise,
+           kernel_op(opname::rope, OpCategory::elementwise,
                      elementwise({T * (heads + kv_local) * g.head_dim, 1, 1, act}, hw_)));
     append(out, layer, label,
-           kernel_op("attention", OpCategory::attention,
+           kernel_op(opname::attention, OpCategory::attention,
                      gqa_attention({t.requests, t.queries_per_request, heads, kv_local, g.head_dim, context,
                                     m_.attention.cache_dtype, act},
                                    hw_)));
-    append(out, layer, label, kernel_op("o", OpCategory::gemm, gemm({T, m_.hidden, heads * g.head_dim, w}, hw_)));
+    append(out, layer, label, kernel_op(opname::o, OpCategory::gemm, gemm({T, m_.hidden, heads * g.head_dim, w}, hw_)));
   }
   close_with_allreduce(out, layer, "attn_allreduce", T, replica);
-  append(out, layer, access != nullptr ? "attention_post" : label,
-         kernel_op("attn_residual", OpCategory::elementwise, elementwise({T * m_.hidden, 2, 1, act}, hw_)));
-  if (access != nullptr && t.offloaded > 0) {
+  append(out, layer, offload ? "attention_post" : label,
+         kernel_op(opname::attn_residual, OpCategory::elementwise, elementwise({T * m_.hidden, 2, 1, act}, hw_)));
+  if (offload && t.offloaded > 0) {
     // The new tokens' latent entries go to the host copy of the cache: one contiguous run per
     // request, started now and waited for only at the end of the step.
     Segment wb;
     wb.kind = SegmentKind::writeback;
     wb.layer = layer;
-    wb.label = "writeback";
+    wb.label = opname::writeback;
     wb.transfer.h2d = false;
     wb.transfer.gather = s_.cache.transfer == TransferPath::gather;
     wb.transfer.bytes = static_cast<double>(t.offloaded * t.queries_per_request) * m_.attention.cache_bytes_per_token.value();
@@ -201,8 +216,29 @@ void DecodeStepBuilder::add_attention(std::vector<Segment>& out, int layer, Toke
   }
 }
 
+Transfer DecodeStepBuilder::prefetch_transfer(const LayerAccess& target, Tokens t) const {
+  Transfer p;
+  p.h2d = true;
+  p.gather = s_.cache.transfer == TransferPath::gather;
+  p.bytes = target.prefetched * static_cast<double>(t.offloaded) * m_.attention.cache_bytes_per_token.value();
+  p.runs = target.prefetch_runs * static_cast<double>(t.offloaded);
+  p.nvme_bytes = p.bytes * cold_fraction_;
+  return p;
+}
+
+void DecodeStepBuilder::add_prefetch(std::vector<Segment>& out, int target, Tokens t, std::span<const LayerAccess> access) const {
+  if (target >= layers_total_) return;
+  Segment seg;
+  seg.kind = SegmentKind::prefetch;
+  seg.layer = target;
+  seg.label = opname::prefetch;
+  seg.transfer = prefetch_transfer(access[static_cast<std::size_t>(target)], t);
+  if (seg.transfer.bytes > 0) out.push_back(std::move(seg));
+}
+
 void DecodeStepBuilder::add_offload_attention(std::vector<Segment>& out, int layer, Tokens t, std::int64_t context,
-                                              const LayerAccess& access, LayerOffload& record) const {
+                                              std::span<const LayerAccess> all, LayerOffload& record) const {
+  const LayerAccess& access = all[static_cast<std::size_t>(layer)];
   const DType act = m_.activation_dtype;
   const auto& a = m_.attention.mla;
   const auto& ix = *m_.indexer;
@@ -211,16 +247,27 @@ void DecodeStepBuilder::add_offload_attention(std::vector<Segment>& out, int lay
   const std::int64_t selected = std::min(ix.top_k, context);
   const double entry = m_.attention.cache_bytes_per_token.value();
 
-  // Misses of this GPU: the offloaded requests' mean, scaled (GPU-only requests never miss).
-  const double misses = std::min(access.misses, static_cast<double>(selected)) * static_cast<double>(t.offloaded);
+  // Misses of this GPU: the offloaded requests' mean, scaled (GPU-only requests never miss). Those a
+  // prefetch brought early are on the GPU by now: the rest are fetched on demand.
+  const double all_misses = std::min(access.misses, static_cast<double>(selected));
+  const double early = std::min(access.prefetch_used, all_misses) * static_cast<double>(t.offloaded);
+  const double misses = all_misses * static_cast<double>(t.offloaded) - early;
   Transfer fetch;
   fetch.h2d = true;
   fetch.gather = s_.cache.transfer == TransferPath::gather;
   fetch.bytes = misses * entry;
   fetch.runs = access.runs * static_cast<double>(t.offloaded);
+  // The runs among the on-demand misses, taken in proportion (where they fall is not tracked).
+  if (early > 0) fetch.runs *= misses / (misses + early);
   fetch.nvme_bytes = fetch.bytes * cold_fraction_;
+  const Transfer prefetched = prefetch_transfer(access, t);
   record.access = access;
-  record.h2d_bytes = fetch.bytes;
+  record.h2d_bytes = fetch.bytes + prefetched.bytes;
+  record.prefetch_bytes = prefetched.bytes;
+  // Prefetches for the first layers go out before layer 0's indexer runs.
+  if (prefetch_lookahead_ > 0 && layer == 0) {
+    for (int target = 0; target < prefetch_lookahead_; ++target) add_prefetch(out, target, t, all);
+  }
 
   // Per query token, the selected entries split into those on the GPU and those fetched.
   const double missed_per_request = misses / static_cast<double>(t.requests);
@@ -229,21 +276,21 @@ void DecodeStepBuilder::add_offload_attention(std::vector<Segment>& out, int lay
   const MlaShape shape{t.requests, t.queries_per_request, heads, a.kv_lora_rank + a.qk_rope_head_dim, a.kv_lora_rank,
                        m_.attention.cache_bytes_per_token};
   const auto scoring = [&](std::int64_t requests) {
-    return kernel_op("indexer_score", OpCategory::indexer,
+    return kernel_op(opname::indexer_score, OpCategory::indexer,
                      indexer_scoring({requests, t.queries_per_request, ix.heads, ix.head_dim, context, ix.cache_bytes_per_token}, hw_));
   };
   const auto selecting = [&](std::int64_t requests) {
-    return kernel_op("indexer_topk", OpCategory::indexer, topk({requests * t.queries_per_request, context, ix.top_k}, hw_));
+    return kernel_op(opname::indexer_topk, OpCategory::indexer, topk({requests * t.queries_per_request, context, ix.top_k}, hw_));
   };
   const auto attention_over = [&](std::string_view name, std::int64_t requests, std::int64_t entries) {
     MlaShape part = shape;
     part.requests = requests;
     return kernel_op(name, OpCategory::attention, sparse_mla_attention(part, std::max<std::int64_t>(1, entries), hw_));
   };
-  const Op merge = kernel_op("attention_merge", OpCategory::elementwise,
+  const Op merge = kernel_op(opname::attention_merge, OpCategory::elementwise,
                              elementwise({T * heads * a.kv_lora_rank, 2, 1, act}, hw_));
   const Op absorb =
-      kernel_op("q_absorb", OpCategory::gemm, gemm({T, heads * a.kv_lora_rank, a.qk_nope_head_dim, act}, hw_));
+      kernel_op(opname::q_absorb, OpCategory::gemm, gemm({T, heads * a.kv_lora_rank, a.qk_nope_head_dim, act}, hw_));
   const auto fetch_time = [&](double bytes, double runs) {
     const Seconds nvme = bytes > 0 && s_.cache.nvme && fetch.nvme_bytes > 0
                              ? s_.cache.nvme->latency + Bytes(bytes * cold_fraction_) / s_.cache.nvme->bandwidth
@@ -263,79 +310,81 @@ void DecodeStepBuilder::add_offload_attention(std::vector<Segment>& out, int lay
     out.push_back(std::move(seg));
   };
 
-  // Candidate timelines, estimated with the cost models alone (no contention), for "auto".
-  const Op score_all = scoring(t.requests);
-  const Op topk_all = selecting(t.requests);
-  const Op attn_all = attention_over("sparse_mla", t.requests, selected);
-  const Op attn_hits = attention_over("sparse_mla_hits", t.requests, hit_k);
-  const Op attn_miss = attention_over("sparse_mla_misses", t.requests, miss_k);
+  // The layer's parts, priced with the cost models alone (no contention), for the overlap policy.
+  using P = AttentionPart;
+  std::array<Op, kAttentionPartCount> ops{};
+  const auto set = [&ops](AttentionPart part, Op op) { ops[static_cast<std::size_t>(part)] = op; };
+  set(P::score, scoring(t.requests));
+  set(P::topk, selecting(t.requests));
+  set(P::absorb, absorb);
+  set(P::attention, attention_over(opname::sparse_mla, t.requests, selected));
+  set(P::attention_hits, attention_over(opname::sparse_mla_hits, t.requests, hit_k));
+  set(P::attention_misses, attention_over(opname::sparse_mla_misses, t.requests, miss_k));
+  set(P::merge, merge);
   const std::int64_t half_a = (t.requests + 1) / 2;
   const std::int64_t half_b = t.requests - half_a;
   const double share_a = static_cast<double>(half_a) / static_cast<double>(t.requests);
-  const Seconds t_fetch = fetch_time(fetch.bytes, fetch.runs);
-  const Seconds serial = score_all.time + topk_all.time + absorb.time + t_fetch + attn_all.time;
-  const Seconds da = score_all.time + topk_all.time + absorb.time + std::max(t_fetch, attn_hits.time) + attn_miss.time + merge.time;
-  Seconds dba = Seconds(1e300);
-  if (half_b > 0) {
-    const Op score_a = scoring(half_a);
-    const Op score_b = scoring(half_b);
-    const Op topk_a = selecting(half_a);
-    const Op topk_b = selecting(half_b);
-    const Op miss_a = attention_over("sparse_mla_misses_a", half_a, miss_k);
-    const Op miss_b = attention_over("sparse_mla_misses_b", half_b, miss_k);
-    dba = score_a.time + topk_a.time + absorb.time +
-          std::max(fetch_time(fetch.bytes * share_a, fetch.runs * share_a), score_b.time + topk_b.time) +
-          std::max(fetch_time(fetch.bytes * (1 - share_a), fetch.runs * (1 - share_a)), attn_hits.time + miss_a.time) +
-          miss_b.time + merge.time;
+  AttentionCosts costs;
+  costs.splittable = half_b > 0;
+  costs.fetch_all = fetch_time(fetch.bytes, fetch.runs);
+  if (costs.splittable) {
+    set(P::score_a, scoring(half_a));
+    set(P::topk_a, selecting(half_a));
+    set(P::score_b, scoring(half_b));
+    set(P::topk_b, selecting(half_b));
+    set(P::misses_a, attention_over(opname::sparse_mla_misses_a, half_a, miss_k));
+    set(P::misses_b, attention_over(opname::sparse_mla_misses_b, half_b, miss_k));
+    costs.fetch_a = fetch_time(fetch.bytes * share_a, fetch.runs * share_a);
+    costs.fetch_b = fetch_time(fetch.bytes * (1 - share_a), fetch.runs * (1 - share_a));
   }
-  OverlapMode mode = s_.cache.overlap;
-  if (mode == OverlapMode::dba && half_b == 0) mode = OverlapMode::da;  // one request cannot be split
-  if (mode == OverlapMode::automatic) {
-    // Per layer, the mode the cost models say is fastest for this miss level (ties: the simpler).
-    mode = OverlapMode::serial;
-    if (da < serial) mode = OverlapMode::da;
-    if (dba < std::min(serial, da)) mode = OverlapMode::dba;
-  }
-  if (fetch.bytes <= 0) mode = OverlapMode::serial;  // nothing to hide
-  record.overlap = mode;
+  for (std::size_t i = 0; i < kAttentionPartCount; ++i) costs.part[i] = ops[i].time;
 
-  constexpr std::string_view pre = "attention";
-  switch (mode) {
-    case OverlapMode::serial:
-      append(out, layer, pre, score_all);
-      append(out, layer, pre, topk_all);
-      append(out, layer, pre, absorb);
-      if (fetch.bytes > 0) stage("fetch", fetch, {});
-      append(out, layer, "attention_post", attn_all);
-      break;
-    case OverlapMode::da:
-      append(out, layer, pre, score_all);
-      append(out, layer, pre, topk_all);
-      append(out, layer, pre, absorb);
-      stage("fetch_overlap", fetch, {attn_hits});
-      append(out, layer, "attention_post", attn_miss);
-      append(out, layer, "attention_post", merge);
-      break;
-    case OverlapMode::dba:
-    case OverlapMode::automatic: {
-      Transfer part_a = fetch;
-      part_a.bytes *= share_a;
-      part_a.runs *= share_a;
-      part_a.nvme_bytes *= share_a;
-      Transfer part_b = fetch;
-      part_b.bytes -= part_a.bytes;
-      part_b.runs -= part_a.runs;
-      part_b.nvme_bytes -= part_a.nvme_bytes;
-      append(out, layer, pre, scoring(half_a));
-      append(out, layer, pre, selecting(half_a));
-      append(out, layer, pre, absorb);
-      stage("fetch_a", part_a, {scoring(half_b), selecting(half_b)});
-      stage("fetch_b", part_b, {attn_hits, attention_over("sparse_mla_misses_a", half_a, miss_k)});
-      append(out, layer, "attention_post", attention_over("sparse_mla_misses_b", half_b, miss_k));
-      append(out, layer, "attention_post", merge);
-      break;
+  // Nothing to fetch: nothing to hide, the serial timeline (no stage).
+  const auto& policies = overlap_instances();
+  std::size_t used = overlap_serial_;
+  if (fetch.bytes > 0) used = policies[overlap_]->resolve(overlap_, costs);
+  record.overlap = used;
+
+  Transfer part_a = fetch;
+  part_a.bytes *= share_a;
+  part_a.runs *= share_a;
+  part_a.nvme_bytes *= share_a;
+  Transfer part_b = fetch;
+  part_b.bytes -= part_a.bytes;
+  part_b.runs -= part_a.runs;
+  part_b.nvme_bytes -= part_a.nvme_bytes;
+  bool first = true;
+  bool prefetch_done = prefetch_lookahead_ == 0;
+  for (const OverlapPiece& piece : policies[used]->pieces(costs)) {
+    if (!first && !prefetch_done) {
+      // Once the indexer has selected (the first piece), this layer needs what was prefetched for
+      // it, and the prefetch of layer + lookahead can go out.
+      if (prefetched.bytes > 0) {
+        Segment wait;
+        wait.kind = SegmentKind::prefetch_wait;
+        wait.layer = layer;
+        wait.label = "wait prefetch";
+        out.push_back(std::move(wait));
+      }
+      add_prefetch(out, layer + prefetch_lookahead_, t, all);
+      prefetch_done = true;
     }
+    first = false;
+    if (piece.fetch == FetchShare::none) {
+      for (const AttentionPart part : piece.parts) {
+        append(out, layer, piece.after_fetch ? "attention_post" : "attention", ops[static_cast<std::size_t>(part)]);
+      }
+      continue;
+    }
+    const Transfer& moved = piece.fetch == FetchShare::all ? fetch : piece.fetch == FetchShare::half_a ? part_a : part_b;
+    // A stage without parts is only the wait for its transfer: none when nothing moves.
+    if (piece.parts.empty() && moved.bytes <= 0) continue;
+    std::vector<Op> stage_ops;
+    for (const AttentionPart part : piece.parts) stage_ops.push_back(ops[static_cast<std::size_t>(part)]);
+    stage(piece.label, moved, std::move(stage_ops));
   }
+  if (!prefetch_done) throw std::logic_error("overlap policy \"" + std::string(overlap_policies()[used].name) +
+                                             "\" gave a single piece: no point after the indexer to wait for prefetches");
 }
 
 void DecodeStepBuilder::add_dense_mlp(std::vector<Segment>& out, int layer, Tokens t, int replica) const {
@@ -344,15 +393,15 @@ void DecodeStepBuilder::add_dense_mlp(std::vector<Segment>& out, int layer, Toke
   const std::int64_t T = t.total();
   const std::int64_t width = m_.dense_intermediate / tp_;
   constexpr std::string_view label = "mlp";
-  append(out, layer, label, kernel_op("ffn_norm", OpCategory::norm, norm({T, m_.hidden, act, norm_kind(m_.norm)}, hw_)));
+  append(out, layer, label, kernel_op(opname::ffn_norm, OpCategory::norm, norm({T, m_.hidden, act, norm_kind(m_.norm)}, hw_)));
   add_quant(out, layer, label, T, m_.hidden);
-  append(out, layer, label, kernel_op("gate_up", OpCategory::gemm, gemm({T, 2 * width, m_.hidden, w}, hw_)));
-  append(out, layer, label, kernel_op("act", OpCategory::elementwise, elementwise({T * width, 2, 1, act}, hw_)));
+  append(out, layer, label, kernel_op(opname::gate_up, OpCategory::gemm, gemm({T, 2 * width, m_.hidden, w}, hw_)));
+  append(out, layer, label, kernel_op(opname::act, OpCategory::elementwise, elementwise({T * width, 2, 1, act}, hw_)));
   add_quant(out, layer, label, T, width);
-  append(out, layer, label, kernel_op("down", OpCategory::gemm, gemm({T, m_.hidden, width, w}, hw_)));
+  append(out, layer, label, kernel_op(opname::down, OpCategory::gemm, gemm({T, m_.hidden, width, w}, hw_)));
   close_with_allreduce(out, layer, "mlp_allreduce", T, replica);
   append(out, layer, label,
-         kernel_op("mlp_residual", OpCategory::elementwise, elementwise({T * m_.hidden, 2, 1, act}, hw_)));
+         kernel_op(opname::mlp_residual, OpCategory::elementwise, elementwise({T * m_.hidden, 2, 1, act}, hw_)));
 }
 
 void DecodeStepBuilder::route_token(Rng& rng, std::vector<std::int64_t>& picked) const {
@@ -373,19 +422,19 @@ void DecodeStepBuilder::add_moe_input(std::vector<Segment>& out, int layer, std:
   const auto& moe = *m_.moe;
   const DType act = m_.activation_dtype;
   const DType w = m_.weight_dtype;
-  append(out, layer, "moe_in", kernel_op("ffn_norm", OpCategory::norm, norm({T, m_.hidden, act, norm_kind(m_.norm)}, hw_)));
+  append(out, layer, "moe_in", kernel_op(opname::ffn_norm, OpCategory::norm, norm({T, m_.hidden, act, norm_kind(m_.norm)}, hw_)));
   append(out, layer, "moe_in",
-         kernel_op("router", OpCategory::gemm, gemm({T, moe.routed_experts, m_.hidden, DType::bf16}, hw_)));
+         kernel_op(opname::router, OpCategory::gemm, gemm({T, moe.routed_experts, m_.hidden, DType::bf16}, hw_)));
   append(out, layer, "moe_in",
-         kernel_op("router_topk", OpCategory::elementwise, elementwise({T * moe.routed_experts, 1, 1, DType::fp32}, hw_)));
+         kernel_op(opname::router_topk, OpCategory::elementwise, elementwise({T * moe.routed_experts, 1, 1, DType::fp32}, hw_)));
   if (shared_width > 0) {
     add_quant(out, layer, "moe_in", T, m_.hidden);
     append(out, layer, "moe_in",
-           kernel_op("shared_gate_up", OpCategory::gemm, gemm({T, 2 * shared_width, m_.hidden, w}, hw_)));
+           kernel_op(opname::shared_gate_up, OpCategory::gemm, gemm({T, 2 * shared_width, m_.hidden, w}, hw_)));
     append(out, layer, "moe_in",
-           kernel_op("shared_act", OpCategory::elementwise, elementwise({T * shared_width, 2, 1, act}, hw_)));
+           kernel_op(opname::shared_act, OpCategory::elementwise, elementwise({T * shared_width, 2, 1, act}, hw_)));
     add_quant(out, layer, "moe_in", T, shared_width);
-    append(out, layer, "moe_in", kernel_op("shared_down", OpCategory::gemm, gemm({T, m_.hidden, shared_width, w}, hw_)));
+    append(out, layer, "moe_in", kernel_op(opname::shared_down, OpCategory::gemm, gemm({T, m_.hidden, shared_width, w}, hw_)));
   }
 }
 
@@ -401,11 +450,11 @@ void DecodeStepBuilder::add_experts(std::vector<Segment>& out, int layer, std::s
   }
   if (rows == 0) return;
   append(out, layer, "experts",
-         kernel_op("experts_gate_up", OpCategory::gemm, grouped_gemm({active, rows, 2 * width, m_.hidden, w}, rows_per_expert, hw_)));
+         kernel_op(opname::experts_gate_up, OpCategory::gemm, grouped_gemm({active, rows, 2 * width, m_.hidden, w}, rows_per_expert, hw_)));
   append(out, layer, "experts",
-         kernel_op("experts_act", OpCategory::elementwise, elementwise({rows * width, 2, 1, act}, hw_)));
+         kernel_op(opname::experts_act, OpCategory::elementwise, elementwise({rows * width, 2, 1, act}, hw_)));
   append(out, layer, "experts",
-         kernel_op("experts_down", OpCategory::gemm, grouped_gemm({active, rows, m_.hidden, width, w}, rows_per_expert, hw_)));
+         kernel_op(opname::experts_down, OpCategory::gemm, grouped_gemm({active, rows, m_.hidden, width, w}, rows_per_expert, hw_)));
 }
 
 void DecodeStepBuilder::add_tp_moe(std::vector<GpuStepPlan>& gpus, int layer, Tokens t, Rng& rng) const {
@@ -441,11 +490,11 @@ void DecodeStepBuilder::add_tp_moe(std::vector<GpuStepPlan>& gpus, int layer, To
       // This GPU's partial sum of the experts' (and shared expert's) outputs, summed over the
       // replica by the all-reduce, then the residual add.
       append(out, layer, "moe_out",
-             kernel_op("combine_sum", OpCategory::elementwise,
+             kernel_op(opname::combine_sum, OpCategory::elementwise,
                        elementwise({T * m_.hidden, static_cast<int>(moe.experts_per_token) + 1, 1, act}, hw_)));
       close_with_allreduce(out, layer, "moe_allreduce", T, replica);
       append(out, layer, "moe_out",
-             kernel_op("moe_residual", OpCategory::elementwise, elementwise({T * m_.hidden, 2, 1, act}, hw_)));
+             kernel_op(opname::moe_residual, OpCategory::elementwise, elementwise({T * m_.hidden, 2, 1, act}, hw_)));
     }
   }
 }
@@ -533,7 +582,7 @@ void DecodeStepBuilder::add_moe(std::vector<GpuStepPlan>& gpus, int layer, Token
 
     // Weighted sum of the experts' outputs (plus the shared expert's) and the residual add.
     append(out, layer, "moe_out",
-           kernel_op("combine_sum", OpCategory::elementwise,
+           kernel_op(opname::combine_sum, OpCategory::elementwise,
                      elementwise({T * m_.hidden, static_cast<int>(moe.experts_per_token) + 2, 1, act}, hw_)));
   }
 }
@@ -541,12 +590,12 @@ void DecodeStepBuilder::add_moe(std::vector<GpuStepPlan>& gpus, int layer, Token
 void DecodeStepBuilder::add_head(std::vector<Segment>& out, int layer, Tokens t) const {
   const std::int64_t T = t.total();
   append(out, layer, "head",
-         kernel_op("final_norm", OpCategory::norm, norm({T, m_.hidden, m_.activation_dtype, norm_kind(m_.norm)}, hw_)));
+         kernel_op(opname::final_norm, OpCategory::norm, norm({T, m_.hidden, m_.activation_dtype, norm_kind(m_.norm)}, hw_)));
   // Vocabulary-parallel LM head under TP (each rank computes vocab / tp logits).
   append(out, layer, "head",
-         kernel_op("lm_head", OpCategory::gemm, gemm({T, m_.vocab / tp_, m_.hidden, m_.activation_dtype}, hw_)));
+         kernel_op(opname::lm_head, OpCategory::gemm, gemm({T, m_.vocab / tp_, m_.hidden, m_.activation_dtype}, hw_)));
   append(out, layer, "head",
-         kernel_op("sampling", OpCategory::elementwise, elementwise({T * (m_.vocab / tp_), 1, 1, DType::fp32}, hw_)));
+         kernel_op(opname::sampling, OpCategory::elementwise, elementwise({T * (m_.vocab / tp_), 1, 1, DType::fp32}, hw_)));
 }
 
 void DecodeStepBuilder::add_mtp_projection(std::vector<Segment>& out, int layer, Tokens t) const {
@@ -555,11 +604,11 @@ void DecodeStepBuilder::add_mtp_projection(std::vector<Segment>& out, int layer,
   // DeepSeek-V3 MTP module: embed the previous token, RMSNorm it and the last hidden state, and
   // project their concatenation (2 x hidden -> hidden) before the module's transformer layer.
   append(out, layer, "mtp_in",
-         kernel_op("mtp_embedding", OpCategory::elementwise, elementwise({T * m_.hidden, 1, 1, act}, hw_)));
+         kernel_op(opname::mtp_embedding, OpCategory::elementwise, elementwise({T * m_.hidden, 1, 1, act}, hw_)));
   append(out, layer, "mtp_in",
-         kernel_op("mtp_norms", OpCategory::norm, norm({T, 2 * m_.hidden, act, norm_kind(m_.norm)}, hw_)));
+         kernel_op(opname::mtp_norms, OpCategory::norm, norm({T, 2 * m_.hidden, act, norm_kind(m_.norm)}, hw_)));
   add_quant(out, layer, "mtp_in", T, 2 * m_.hidden);
-  append(out, layer, "mtp_in", kernel_op("eh_proj", OpCategory::gemm, gemm({T, m_.hidden, 2 * m_.hidden, m_.weight_dtype}, hw_)));
+  append(out, layer, "mtp_in", kernel_op(opname::eh_proj, OpCategory::gemm, gemm({T, m_.hidden, 2 * m_.hidden, m_.weight_dtype}, hw_)));
 }
 
 StepPlan DecodeStepBuilder::build(int step, Rng& rng, const std::vector<LayerAccess>* access) const {
@@ -577,7 +626,7 @@ StepPlan DecodeStepBuilder::build(int step, Rng& rng, const std::vector<LayerAcc
   // The serving engine's host time comes first: the GPUs wait for it.
   if (s_.execution.step_overhead.value() > 0) {
     for (auto& g : plan.gpus) {
-      append(g.segments, -1, "host", Op{"step_overhead", OpCategory::host, s_.execution.step_overhead, Flops(0.0), Bytes(0.0)});
+      append(g.segments, -1, "host", Op{opname::step_overhead, OpCategory::host, s_.execution.step_overhead, Flops(0.0), Bytes(0.0)});
     }
   }
   if (s_.execution.micro_batches == 1) {
@@ -607,6 +656,7 @@ StepPlan DecodeStepBuilder::build(int step, Rng& rng, const std::vector<LayerAcc
         o = records[l];
       } else {
         o.h2d_bytes += records[l].h2d_bytes;
+        o.prefetch_bytes += records[l].prefetch_bytes;
         o.d2h_bytes += records[l].d2h_bytes;
       }
     }
@@ -617,7 +667,8 @@ StepPlan DecodeStepBuilder::build(int step, Rng& rng, const std::vector<LayerAcc
 void DecodeStepBuilder::add_pass(std::vector<GpuStepPlan>& gpus, std::int64_t batch, std::int64_t offloaded,
                                  std::int64_t context, Rng& rng, const std::vector<LayerAccess>* access,
                                  std::vector<LayerOffload>* records) const {
-  const auto layer_access = [&](int layer) { return access != nullptr && records != nullptr ? &(*access)[static_cast<std::size_t>(layer)] : nullptr; };
+  const std::span<const LayerAccess> layers_access =
+      access != nullptr && records != nullptr ? std::span<const LayerAccess>(*access) : std::span<const LayerAccess>();
   const auto layer_record = [&](int layer) { return records != nullptr ? &(*records)[static_cast<std::size_t>(layer)] : nullptr; };
 
   const auto for_each_gpu = [&](const auto& add) {
@@ -644,7 +695,7 @@ void DecodeStepBuilder::add_pass(std::vector<GpuStepPlan>& gpus, std::int64_t ba
   common([&](std::vector<Segment>& out, int) { add_embedding(out, main); });
   for (int layer = 0; layer < m_.layers; ++layer) {
     common([&](std::vector<Segment>& out, int replica) {
-      add_attention(out, layer, main, context, replica, layer_access(layer), layer_record(layer));
+      add_attention(out, layer, main, context, replica, layers_access, layer_record(layer));
     });
     if (layer_kind(layer) == "moe") {
       add_moe(gpus, layer, main, rng);
@@ -660,7 +711,7 @@ void DecodeStepBuilder::add_pass(std::vector<GpuStepPlan>& gpus, std::int64_t ba
     const int layer = static_cast<int>(m_.layers) + d - 1;
     common([&](std::vector<Segment>& out, int) { add_mtp_projection(out, layer, draft); });
     common([&](std::vector<Segment>& out, int replica) {
-      add_attention(out, layer, draft, context, replica, layer_access(layer), layer_record(layer));
+      add_attention(out, layer, draft, context, replica, layers_access, layer_record(layer));
     });
     if (m_.moe) {
       add_moe(gpus, layer, draft, rng);

@@ -58,11 +58,16 @@ class DecodeStepBuilder {
                 Rng& rng, const std::vector<LayerAccess>* access, std::vector<LayerOffload>* records) const;
 
   void add_embedding(std::vector<Segment>& out, Tokens t) const;
+  // `access`: offload, what the cache simulation found in every layer (empty otherwise).
   void add_attention(std::vector<Segment>& out, int layer, Tokens t, std::int64_t context, int replica,
-                     const LayerAccess* access, LayerOffload* record) const;
-  // Offload: indexer, miss fetch and sparse attention of one MLA layer in the configured overlap.
+                     std::span<const LayerAccess> access, LayerOffload* record) const;
+  // Offload: indexer, miss fetch and sparse attention of one MLA layer in the configured overlap,
+  // with the prefetches this layer waits for and issues.
   void add_offload_attention(std::vector<Segment>& out, int layer, Tokens t, std::int64_t context,
-                             const LayerAccess& access, LayerOffload& record) const;
+                             std::span<const LayerAccess> access, LayerOffload& record) const;
+  // Offload with prefetch: the transfer prefetching `target`'s entries (no bytes: nothing to do).
+  [[nodiscard]] Transfer prefetch_transfer(const LayerAccess& target, Tokens t) const;
+  void add_prefetch(std::vector<Segment>& out, int target, Tokens t, std::span<const LayerAccess> access) const;
   void add_dense_mlp(std::vector<Segment>& out, int layer, Tokens t, int replica) const;
   void add_head(std::vector<Segment>& out, int layer, Tokens t) const;
   void add_mtp_projection(std::vector<Segment>& out, int layer, Tokens t) const;
@@ -100,6 +105,9 @@ class DecodeStepBuilder {
   int layers_total_;
   std::int64_t offloaded_;
   double cold_fraction_;
+  int prefetch_lookahead_ = 0;      // offload with a prefetching policy: layers ahead, else 0
+  std::size_t overlap_ = 0;         // offload: registry index of the scenario's overlap policy
+  std::size_t overlap_serial_ = 0;  // registry index of the serial one (a layer with nothing to fetch)
 };
 
 }  // namespace ess

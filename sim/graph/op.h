@@ -9,6 +9,7 @@
 
 #include "models/units.h"
 #include "sim/config/scenario.h"
+#include "sim/graph/op_names.h"
 
 namespace ess {
 
@@ -19,14 +20,14 @@ inline constexpr std::size_t kOpCategoryCount = 8;
 
 [[nodiscard]] constexpr std::string_view to_string(OpCategory c) {
   switch (c) {
-    case OpCategory::gemm: return "gemm";
-    case OpCategory::attention: return "attention";
-    case OpCategory::indexer: return "indexer";
-    case OpCategory::norm: return "norm";
-    case OpCategory::elementwise: return "elementwise";
-    case OpCategory::collective: return "collectives";
-    case OpCategory::transfer: return "transfers";
-    case OpCategory::host: return "host";
+    case OpCategory::gemm: return catname::gemm;
+    case OpCategory::attention: return catname::attention;
+    case OpCategory::indexer: return catname::indexer;
+    case OpCategory::norm: return catname::norm;
+    case OpCategory::elementwise: return catname::elementwise;
+    case OpCategory::collective: return catname::collectives;
+    case OpCategory::transfer: return catname::transfers;
+    case OpCategory::host: return catname::host;
   }
   return "?";
 }
@@ -42,7 +43,9 @@ struct Op {
   Bytes bytes;
 };
 
-enum class SegmentKind { compute, alltoall, allreduce, stage, writeback };
+// prefetch: a transfer the GPU starts for a later layer (`layer`) and does not wait for;
+// prefetch_wait: the compute stream waits until the prefetch of `layer` has arrived.
+enum class SegmentKind { compute, alltoall, allreduce, stage, writeback, prefetch, prefetch_wait };
 
 // A host<->device transfer of latent entries (offload mode).
 struct Transfer {
@@ -85,14 +88,20 @@ struct LayerAccess {
   double hits = 0.0;
   double runs = 0.0;  // contiguous runs among the misses
   double evictions = 0.0;
+  // Prefetch (sim/offload/prefetch.h): entries prefetched for this layer, of them the ones the
+  // selection then missed (fetched early instead of on demand), and the runs among the prefetched.
+  double prefetched = 0.0;
+  double prefetch_used = 0.0;
+  double prefetch_runs = 0.0;
 };
 
 // Offload: the per-layer decisions of one step, recorded for the results.
 struct LayerOffload {
-  OverlapMode overlap = OverlapMode::serial;  // the mode used (auto resolved)
+  std::size_t overlap = 0;  // registry index of the overlap policy used (auto resolved; sim/offload/overlap.h)
   LayerAccess access;                         // per offloaded request
-  double h2d_bytes = 0.0;                     // per GPU
+  double h2d_bytes = 0.0;                     // per GPU, on-demand fetches and prefetches
   double d2h_bytes = 0.0;                     // per GPU
+  double prefetch_bytes = 0.0;                // per GPU, of h2d_bytes: prefetched for this layer
 };
 
 // Everything the GPUs do in one decode step.

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "sim/graph/op_names.h"
+
 namespace ess {
 
 std::vector<WeightGemm> weight_gemms(const ModelConfig& m, int tensor_parallel, int mtp_depth) {
@@ -22,20 +24,20 @@ std::vector<WeightGemm> weight_gemms(const ModelConfig& m, int tensor_parallel, 
   if (m.attention.kind == AttentionKind::mla) {
     const auto& a = m.attention.mla;
     // The fused down-projections, replicated on every TP rank.
-    add("q_a_kv_a", dense, a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim, m.hidden, w);
-    add("q_b", dense, heads * (a.qk_nope_head_dim + a.qk_rope_head_dim), a.q_lora_rank, w);
+    add(opname::q_a_kv_a, dense, a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim, m.hidden, w);
+    add(opname::q_b, dense, heads * (a.qk_nope_head_dim + a.qk_rope_head_dim), a.q_lora_rank, w);
     if (m.indexer) {
-      add("indexer_q", dense, m.indexer->heads * m.indexer->head_dim, a.q_lora_rank, w);
-      add("indexer_k_w", dense, m.indexer->head_dim + m.indexer->heads, m.hidden, w);
+      add(opname::indexer_q, dense, m.indexer->heads * m.indexer->head_dim, a.q_lora_rank, w);
+      add(opname::indexer_k_w, dense, m.indexer->head_dim + m.indexer->heads, m.hidden, w);
     }
-    add("q_absorb", WeightGemmForm::per_head, heads * a.kv_lora_rank, a.qk_nope_head_dim, act);
-    add("v_up", WeightGemmForm::per_head, heads * a.v_head_dim, a.kv_lora_rank, act);
-    add("wo", dense, m.hidden, heads * a.v_head_dim, w);
+    add(opname::q_absorb, WeightGemmForm::per_head, heads * a.kv_lora_rank, a.qk_nope_head_dim, act);
+    add(opname::v_up, WeightGemmForm::per_head, heads * a.v_head_dim, a.kv_lora_rank, act);
+    add(opname::wo, dense, m.hidden, heads * a.v_head_dim, w);
   } else {
     const auto& g = m.attention.gqa;
     const std::int64_t kv_local = std::max<std::int64_t>(1, g.kv_heads / tp);
-    add("qkv", dense, (heads + 2 * kv_local) * g.head_dim, m.hidden, w);
-    add("o", dense, m.hidden, heads * g.head_dim, w);
+    add(opname::qkv, dense, (heads + 2 * kv_local) * g.head_dim, m.hidden, w);
+    add(opname::o, dense, m.hidden, heads * g.head_dim, w);
   }
 
   // The MLP of each layer: dense for the first layers (all of them without MoE), MoE for the rest;
@@ -45,25 +47,25 @@ std::vector<WeightGemm> weight_gemms(const ModelConfig& m, int tensor_parallel, 
   const bool any_moe = m.moe && (m.layers > m.moe->first_dense_layers || drafts);
   if (any_dense) {  // add_dense_mlp
     const std::int64_t width = m.dense_intermediate / tp;
-    add("gate_up", dense, 2 * width, m.hidden, w);
-    add("down", dense, m.hidden, width, w);
+    add(opname::gate_up, dense, 2 * width, m.hidden, w);
+    add(opname::down, dense, m.hidden, width, w);
   }
   if (any_moe) {  // add_moe: router and shared experts on every GPU, routed experts grouped
     const auto& e = *m.moe;
-    add("router", dense, e.routed_experts, m.hidden, DType::bf16);
+    add(opname::router, dense, e.routed_experts, m.hidden, DType::bf16);
     const std::int64_t shared_width = e.expert_intermediate * e.shared_experts;
     if (shared_width > 0) {
-      add("shared_gate_up", dense, 2 * shared_width, m.hidden, w);
-      add("shared_down", dense, m.hidden, shared_width, w);
+      add(opname::shared_gate_up, dense, 2 * shared_width, m.hidden, w);
+      add(opname::shared_down, dense, m.hidden, shared_width, w);
     }
-    add("experts_gate_up", WeightGemmForm::grouped, 2 * e.expert_intermediate, m.hidden, w);
-    add("experts_down", WeightGemmForm::grouped, m.hidden, e.expert_intermediate, w);
+    add(opname::experts_gate_up, WeightGemmForm::grouped, 2 * e.expert_intermediate, m.hidden, w);
+    add(opname::experts_down, WeightGemmForm::grouped, m.hidden, e.expert_intermediate, w);
   }
 
   // The vocabulary-parallel LM head (add_head), then the MTP modules' projection of
   // [embedding; hidden] (add_mtp_projection).
-  add("lm_head", dense, m.vocab / tp, m.hidden, act);
-  if (drafts) add("eh_proj", dense, m.hidden, 2 * m.hidden, w);
+  add(opname::lm_head, dense, m.vocab / tp, m.hidden, act);
+  if (drafts) add(opname::eh_proj, dense, m.hidden, 2 * m.hidden, w);
   return out;
 }
 

@@ -5,9 +5,12 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <string>
+#include <string_view>
 
 #include "kernels/runner/cuda/check.h"
 #include "kernels/runner/trace_file.h"
+#include "sim/graph/op_names.h"
 
 namespace ess::runner::gpu {
 
@@ -22,11 +25,11 @@ constexpr int kGateCalls = 512;
 // The blocking kernel gives up after this much GPU time (queueing a step takes milliseconds).
 constexpr std::uint64_t kBlockerTimeoutNs = 5'000'000'000ULL;
 
-const char* const kGemm = "gemm";
-const char* const kNorm = "norm";
-const char* const kIndexer = "indexer";
-const char* const kAttention = "attention";
-const char* const kElementwise = "elementwise";
+constexpr std::string_view kGemm = catname::gemm;
+constexpr std::string_view kNorm = catname::norm;
+constexpr std::string_view kIndexer = catname::indexer;
+constexpr std::string_view kAttention = catname::attention;
+constexpr std::string_view kElementwise = catname::elementwise;
 
 struct Sizes {
   std::size_t layer_weights = 0;  // bf16 elements per layer
@@ -277,12 +280,12 @@ int DecodeModel::record(StepTimeline& timeline, cudaStream_t stream) {
 }
 
 template <class Launch>
-void DecodeModel::op(StepTimeline& timeline, const char* name, const char* category, int layer, Launch&& launch) {
+void DecodeModel::op(StepTimeline& timeline, std::string_view name, std::string_view category, int layer, Launch&& launch) {
   const int start = record(timeline, compute_);
   launch();
   count_calls(1);
   const int end = record(timeline, compute_);
-  timeline.add(OpRecord{name, category, kComputeTid, layer, start, end});
+  timeline.add(OpRecord{std::string(name), std::string(category), kComputeTid, layer, start, end});
 }
 
 void DecodeModel::linear(const bf16* x, std::int64_t x_stride, const bf16* w, void* y, cudaDataType_t y_type,
@@ -320,22 +323,22 @@ StepTimeline DecodeModel::enqueue(int step, std::int64_t context, const StepList
 
   StepTimeline timeline(step);
   const std::int64_t D = o_.hidden;
-  op(timeline, "embedding", kElementwise, -1, [&] { embedding(ids_, embedding_, x_, tokens_, static_cast<int>(D), compute_); });
+  op(timeline, opname::embedding, kElementwise, -1, [&] { embedding(ids_, embedding_, x_, tokens_, static_cast<int>(D), compute_); });
   for (int l = 0; l < static_cast<int>(o_.layers); ++l) {
     attention(timeline, l, context, lists.layers[static_cast<std::size_t>(l)]);
     writeback(timeline, l, context);
     mlp(timeline, l);
   }
-  op(timeline, "final_norm", kNorm, -1,
+  op(timeline, opname::final_norm, kNorm, -1,
      [&] { rmsnorm(x_, D, final_norm_, xn_, D, tokens_, static_cast<int>(D), kNormEps, compute_); });
-  op(timeline, "lm_head", kGemm, -1, [&] { linear(xn_, D, lm_head_, logits_, CUDA_R_32F, o_.vocab, D); });
-  op(timeline, "sampling", kElementwise, -1,
+  op(timeline, opname::lm_head, kGemm, -1, [&] { linear(xn_, D, lm_head_, logits_, CUDA_R_32F, o_.vocab, D); });
+  op(timeline, opname::sampling, kElementwise, -1,
      [&] { argmax(logits_, static_cast<int>(o_.vocab), ids_, tokens_, compute_); });
   // A step ends when its write-backs have reached host memory (the next step may fetch them).
   const int start = record(timeline, compute_);
   RUNNER_CUDA_CHECK(cudaStreamWaitEvent(compute_, writeback_done_, 0));
   const int end = record(timeline, compute_);
-  timeline.add(OpRecord{"wait writeback", "wait", kComputeTid, -1, start, end});
+  timeline.add(OpRecord{std::string(opname::wait_writeback), std::string(catname::runner_wait), kComputeTid, -1, start, end});
   if (!released_) release();
   // What was queued must be the simulator's op sequence (names, categories, streams, layers).
   std::vector<bool> fetches;
@@ -355,29 +358,29 @@ void DecodeModel::attention(StepTimeline& timeline, int l, std::int64_t context,
   const std::int64_t R = layout_.rows_per_request;
   const auto ctx = static_cast<int>(context);
 
-  op(timeline, "attn_norm", kNorm, l,
+  op(timeline, opname::attn_norm, kNorm, l,
      [&] { rmsnorm(x_, D, w.attn_norm, xn_, D, tokens_, static_cast<int>(D), kNormEps, compute_); });
-  op(timeline, "q_a_kv_a", kGemm, l, [&] { linear(xn_, D, w.qkv, qkv_, CUDA_R_16BF, qkv_width_, D); });
-  op(timeline, "q_norm", kNorm, l,
+  op(timeline, opname::q_a_kv_a, kGemm, l, [&] { linear(xn_, D, w.qkv, qkv_, CUDA_R_16BF, qkv_width_, D); });
+  op(timeline, opname::q_norm, kNorm, l,
      [&] { rmsnorm(qkv_, qkv_width_, w.q_norm, qa_, Q, tokens_, static_cast<int>(Q), kNormEps, compute_); });
   // kv_norm also writes each request's new latent row at position `context` of its device cache.
-  op(timeline, "kv_norm", kNorm, l, [&] {
+  op(timeline, opname::kv_norm, kNorm, l, [&] {
     kv_norm_store(qkv_ + Q, qkv_width_, w.kv_norm, cache_ + row(l, 0, context) * kLatentRowBytes,
                   R * kLatentRowBytes, tokens_, kNormEps, compute_);
   });
-  op(timeline, "q_b", kGemm, l, [&] { linear(qa_, Q, w.q_b, qb_, CUDA_R_16BF, H * qk_head_, Q); });
-  op(timeline, "indexer_q", kGemm, l, [&] { linear(qa_, Q, w.indexer_q, iq_, CUDA_R_16BF, IQ, Q); });
-  op(timeline, "indexer_k_w", kGemm, l, [&] { linear(xn_, D, w.indexer_k_w, ikw_, CUDA_R_16BF, IKW, D); });
-  op(timeline, "indexer_score", kIndexer, l, [&] {
+  op(timeline, opname::q_b, kGemm, l, [&] { linear(qa_, Q, w.q_b, qb_, CUDA_R_16BF, H * qk_head_, Q); });
+  op(timeline, opname::indexer_q, kGemm, l, [&] { linear(qa_, Q, w.indexer_q, iq_, CUDA_R_16BF, IQ, Q); });
+  op(timeline, opname::indexer_k_w, kGemm, l, [&] { linear(xn_, D, w.indexer_k_w, ikw_, CUDA_R_16BF, IKW, D); });
+  op(timeline, opname::indexer_score, kIndexer, l, [&] {
     const std::int64_t first = static_cast<std::int64_t>(l) * o_.batch * R;
     indexer_score(iq_, ikw_, IKW, keys_ + first * o_.indexer_dim, key_scales_ + first, R, ctx, scores_, R, tokens_,
                   compute_);
   });
   // The real top-k over the scores; the entries attended are the access trace's (see README).
-  op(timeline, "indexer_topk", kIndexer, l, [&] {
+  op(timeline, opname::indexer_topk, kIndexer, l, [&] {
     topk(scores_, R, ctx, static_cast<int>(o_.top_k), topk_, o_.top_k, tokens_, compute_);
   });
-  op(timeline, "q_absorb", kGemm, l, [&] {
+  op(timeline, opname::q_absorb, kGemm, l, [&] {
     // Per head h: q_latent[t][h] (kv_lora) = q_nope[t][h] (qk_nope) . W_uk[h] (qk_nope x kv_lora).
     const float one = 1.0F;
     const float zero = 0.0F;
@@ -395,10 +398,10 @@ void DecodeModel::attention(StepTimeline& timeline, int l, std::int64_t context,
     if (misses) {
       RUNNER_CUDA_CHECK(cudaEventRecord(fetch_ready_[static_cast<std::size_t>(l)], compute_));
       count_calls(1);
-      fetch(timeline, l, lists, "fetch");
+      fetch(timeline, l, lists, opname::fetch);
       wait_fetch(timeline, l);
     }
-    op(timeline, "sparse_mla", kAttention, l, [&] {
+    op(timeline, opname::sparse_mla, kAttention, l, [&] {
       attend(lists_ + lists.selected, lists_ + lists.selected_count, lists.max_selected, o_latent_, nullptr);
     });
   } else {
@@ -406,18 +409,18 @@ void DecodeModel::attention(StepTimeline& timeline, int l, std::int64_t context,
     // calls, so that it runs beside the fetch even when issuing the copies takes the host long.
     RUNNER_CUDA_CHECK(cudaEventRecord(fetch_ready_[static_cast<std::size_t>(l)], compute_));
     count_calls(1);
-    op(timeline, "sparse_mla_hits", kAttention, l,
+    op(timeline, opname::sparse_mla_hits, kAttention, l,
        [&] { attend(lists_ + lists.hits, lists_ + lists.hit_count, lists.max_hits, o_hits_, lse_hits_); });
-    fetch(timeline, l, lists, "fetch_overlap");
+    fetch(timeline, l, lists, opname::fetch_overlap);
     wait_fetch(timeline, l);
-    op(timeline, "sparse_mla_misses", kAttention, l,
+    op(timeline, opname::sparse_mla_misses, kAttention, l,
        [&] { attend(lists_ + lists.misses, lists_ + lists.miss_count, lists.max_misses, o_misses_, lse_misses_); });
-    op(timeline, "attention_merge", kElementwise, l, [&] {
+    op(timeline, opname::attention_merge, kElementwise, l, [&] {
       attention_merge(o_hits_, lse_hits_, o_misses_, lse_misses_, o_latent_, tokens_, static_cast<int>(H), compute_);
     });
   }
 
-  op(timeline, "v_up", kGemm, l, [&] {
+  op(timeline, opname::v_up, kGemm, l, [&] {
     // Per head h: v[t][h] (v_head) = o_latent[t][h] (kv_lora) . W_uv[h] (kv_lora x v_head).
     const float one = 1.0F;
     const float zero = 0.0F;
@@ -427,8 +430,8 @@ void DecodeModel::attention(StepTimeline& timeline, int l, std::int64_t context,
         &zero, v_, CUDA_R_16BF, static_cast<int>(H * o_.v_head), o_.v_head, static_cast<int>(H), CUBLAS_COMPUTE_32F,
         CUBLAS_GEMM_DEFAULT));
   });
-  op(timeline, "wo", kGemm, l, [&] { linear(v_, H * o_.v_head, w.o, attn_out_, CUDA_R_16BF, D, H * o_.v_head); });
-  op(timeline, "attn_residual", kElementwise, l,
+  op(timeline, opname::wo, kGemm, l, [&] { linear(v_, H * o_.v_head, w.o, attn_out_, CUDA_R_16BF, D, H * o_.v_head); });
+  op(timeline, opname::attn_residual, kElementwise, l,
      [&] { residual_add(x_, attn_out_, static_cast<std::int64_t>(tokens_) * D, compute_); });
 }
 
@@ -439,7 +442,7 @@ void DecodeModel::attend(const std::int32_t* rows, const std::int32_t* counts, s
              static_cast<int>(max_count), static_cast<int>(o_.heads), scale, mla_scratch_, out, lse, tokens_, compute_);
 }
 
-void DecodeModel::fetch(StepTimeline& timeline, int l, const LayerLists& lists, const char* name) {
+void DecodeModel::fetch(StepTimeline& timeline, int l, const LayerLists& lists, std::string_view name) {
   // fetch_ready_[l] was recorded on the compute stream after q_absorb.
   RUNNER_CUDA_CHECK(cudaStreamWaitEvent(fetch_, fetch_ready_[static_cast<std::size_t>(l)], 0));
   count_calls(1);
@@ -458,7 +461,7 @@ void DecodeModel::fetch(StepTimeline& timeline, int l, const LayerLists& lists, 
     }
   }
   const int end = record(timeline, fetch_);
-  timeline.add(OpRecord{name, "transfer", kFetchTid, l, start, end});
+  timeline.add(OpRecord{std::string(name), std::string(catname::runner_transfer), kFetchTid, l, start, end});
   RUNNER_CUDA_CHECK(cudaEventRecord(fetch_done_[static_cast<std::size_t>(l)], fetch_));
   count_calls(1);
 }
@@ -469,7 +472,7 @@ void DecodeModel::wait_fetch(StepTimeline& timeline, int l) {
   RUNNER_CUDA_CHECK(cudaStreamWaitEvent(compute_, fetch_done_[static_cast<std::size_t>(l)], 0));
   count_calls(1);
   const int end = record(timeline, compute_);
-  timeline.add(OpRecord{"wait fetch", "wait", kComputeTid, l, start, end});
+  timeline.add(OpRecord{std::string(opname::wait_fetch), std::string(catname::runner_wait), kComputeTid, l, start, end});
 }
 
 void DecodeModel::writeback(StepTimeline& timeline, int l, std::int64_t context) {
@@ -491,7 +494,7 @@ void DecodeModel::writeback(StepTimeline& timeline, int l, std::int64_t context)
     }
   }
   const int end = record(timeline, writeback_);
-  timeline.add(OpRecord{"writeback", "writeback", kWritebackTid, l, start, end});
+  timeline.add(OpRecord{std::string(opname::writeback), std::string(catname::runner_writeback), kWritebackTid, l, start, end});
   if (l + 1 == static_cast<int>(o_.layers)) {
     RUNNER_CUDA_CHECK(cudaEventRecord(writeback_done_, writeback_));
     count_calls(1);
@@ -502,12 +505,12 @@ void DecodeModel::mlp(StepTimeline& timeline, int l) {
   const LayerWeights& w = layers_[static_cast<std::size_t>(l)];
   const std::int64_t D = o_.hidden;
   const std::int64_t F = o_.ffn;
-  op(timeline, "ffn_norm", kNorm, l,
+  op(timeline, opname::ffn_norm, kNorm, l,
      [&] { rmsnorm(x_, D, w.ffn_norm, xn_, D, tokens_, static_cast<int>(D), kNormEps, compute_); });
-  op(timeline, "gate_up", kGemm, l, [&] { linear(xn_, D, w.gate_up, gate_up_, CUDA_R_16BF, 2 * F, D); });
-  op(timeline, "act", kElementwise, l, [&] { silu_mul(gate_up_, act_, tokens_, static_cast<int>(F), compute_); });
-  op(timeline, "down", kGemm, l, [&] { linear(act_, F, w.down, mlp_out_, CUDA_R_16BF, D, F); });
-  op(timeline, "mlp_residual", kElementwise, l,
+  op(timeline, opname::gate_up, kGemm, l, [&] { linear(xn_, D, w.gate_up, gate_up_, CUDA_R_16BF, 2 * F, D); });
+  op(timeline, opname::act, kElementwise, l, [&] { silu_mul(gate_up_, act_, tokens_, static_cast<int>(F), compute_); });
+  op(timeline, opname::down, kGemm, l, [&] { linear(act_, F, w.down, mlp_out_, CUDA_R_16BF, D, F); });
+  op(timeline, opname::mlp_residual, kElementwise, l,
      [&] { residual_add(x_, mlp_out_, static_cast<std::int64_t>(tokens_) * D, compute_); });
 }
 

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "kernels/runner/cuda/kernels.h"
@@ -74,13 +75,13 @@ class DecodeModel {
 
   // A compute-stream op: start event, the launches, end event.
   template <class Launch>
-  void op(StepTimeline& timeline, const char* name, const char* category, int layer, Launch&& launch);
+  void op(StepTimeline& timeline, std::string_view name, std::string_view category, int layer, Launch&& launch);
   int record(StepTimeline& timeline, cudaStream_t stream);
   void count_calls(int calls);
   void release();
 
   void attention(StepTimeline& timeline, int layer, std::int64_t context, const LayerLists& lists);
-  void fetch(StepTimeline& timeline, int layer, const LayerLists& lists, const char* name);
+  void fetch(StepTimeline& timeline, int layer, const LayerLists& lists, std::string_view name);
   void wait_fetch(StepTimeline& timeline, int layer);
   void attend(const std::int32_t* rows, const std::int32_t* counts, std::int64_t max_count, bf16* out, float* lse);
   void writeback(StepTimeline& timeline, int layer, std::int64_t context);
