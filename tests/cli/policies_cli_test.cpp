@@ -15,6 +15,8 @@
 #include "sim/config/scenario.h"
 #include "sim/offload/access_model.h"
 #include "sim/offload/eviction.h"
+#include "sim/offload/overlap.h"
+#include "sim/offload/prefetch.h"
 #include "tests/cli/cli_run.h"
 
 namespace {
@@ -99,7 +101,7 @@ TEST_CASE("the scenario loader accepts exactly the registered access models, a f
              Catch::Contains("expected one of " + ess::quoted_list(names_of(ess::access_models()))));
 }
 
-TEST_CASE("sim/offload/README.md lists every eviction policy and access model with its summary") {
+TEST_CASE("sim/offload/README.md lists every registered policy and predictor with its summary") {
   // The docs' tables are the registries: a row "| `name` | summary |" per registered line.
   const std::string readme = read_text(std::string(ESS_SOURCE_DIR) + "/sim/offload/README.md");
   REQUIRE_FALSE(readme.empty());
@@ -109,4 +111,12 @@ TEST_CASE("sim/offload/README.md lists every eviction policy and access model wi
   for (const auto& p : ess::access_models()) {
     CHECK_THAT(readme, Catch::Contains("| `" + std::string(p.name) + "` | " + std::string(p.summary) + " |"));
   }
+  for (const auto& p : ess::overlap_policies()) {
+    CHECK_THAT(readme, Catch::Contains("| `" + std::string(p.name) + "` | " + std::string(p.summary) + " |"));
+  }
+  for (const auto& p : ess::prefetch_predictors()) {
+    CHECK_THAT(readme, Catch::Contains("| `" + std::string(p.name) + "` | " + std::string(p.summary) + " |"));
+  }
+  // The prefetch table has a column for the link between the name and the summary.
+  for (const auto& p : ess::prefetch_policies()) CHECK_THAT(readme, Catch::Contains("| `" + std::string(p.name) + "` | "));
 }

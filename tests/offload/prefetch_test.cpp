@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "sim/offload/cache_sim.h"
@@ -137,15 +138,24 @@ TEST_CASE("prefetch: the oracle prefetches exactly the coming misses up to its b
   }
 }
 
-TEST_CASE("prefetch: previous-layer is exact when every layer selects the same entries, and silent in layer 0") {
-  ess::CacheSimConfig c = config("previous-layer", 16);
+namespace {
+
+// SameInEveryLayer's top-16 in pools of 16 entries, no warm-up.
+std::vector<ess::StepStats> run_same_in_every_layer(const std::string& predictor, std::int64_t budget, int steps) {
+  ess::CacheSimConfig c = config(predictor, budget);
   c.top_k = 16;
   c.warmup_windows = 0;
   c.capacity_entries = 16;
   c.capacity_ratio = 0.0;
   SameInEveryLayer model;
   ess::CacheSimulator sim(c, model);
-  const auto stats = run(sim, 5, 200);
+  return run(sim, steps, 200);
+}
+
+}  // namespace
+
+TEST_CASE("prefetch: previous-layer is exact when every layer selects the same entries, and silent in layer 0") {
+  const auto stats = run_same_in_every_layer("previous-layer", 16, 5);
   for (const auto& step : stats) {
     CHECK(step.layers[0].prefetched_mean == 0.0);
     for (std::size_t l = 1; l < step.layers.size(); ++l) {
@@ -156,14 +166,7 @@ TEST_CASE("prefetch: previous-layer is exact when every layer selects the same e
 }
 
 TEST_CASE("prefetch: hot-window predicts the newest positions not on the GPU") {
-  ess::CacheSimConfig c = config("hot-window", 3);
-  c.top_k = 16;
-  c.warmup_windows = 0;
-  c.capacity_entries = 16;
-  c.capacity_ratio = 0.0;
-  SameInEveryLayer model;
-  ess::CacheSimulator sim(c, model);
-  const auto stats = run(sim, 2, 200);
+  const auto stats = run_same_in_every_layer("hot-window", 3, 2);
   // Three positions per request and layer at every step: the pool holds at most 16 of 200.
   for (const auto& step : stats) {
     for (const auto& l : step.layers) CHECK(l.prefetched_mean == 3.0);
