@@ -5,6 +5,7 @@
 //   CXX=clang++-14 cmake -S . -B build/fuzz -G Ninja -DESS_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo
 //   cmake --build build/fuzz --target categories_fuzz
 //   build/fuzz/tests/categories_fuzz -max_total_time=60 build/fuzz/corpus-categories tests/fuzz/corpus/categories
+// fuzz links: ess_validate  (tests/CMakeLists.txt links only these: a smaller fuzz build)
 #include <cstddef>
 #include <cstdint>
 #include <string_view>

@@ -8,6 +8,7 @@
 //   cmake --build build/fuzz --target deepseek_csv_fuzz
 //   UBSAN_OPTIONS=halt_on_error=1 build/fuzz/tests/deepseek_csv_fuzz -max_total_time=60 build/fuzz/corpus-deepseek \
 //     tests/fuzz/corpus/deepseek_csv
+// fuzz links: ess_calibration  (tests/CMakeLists.txt links only these: a smaller fuzz build)
 #include <cstddef>
 #include <cstdint>
 #include <string_view>

@@ -7,6 +7,7 @@
 //   cmake --build build/fuzz --target liger_csv_fuzz
 //   UBSAN_OPTIONS=halt_on_error=1 build/fuzz/tests/liger_csv_fuzz -max_total_time=60 build/fuzz/corpus-liger \
 //     tests/fuzz/corpus/liger_csv
+// fuzz links: ess_calibration  (tests/CMakeLists.txt links only these: a smaller fuzz build)
 #include <cstddef>
 #include <cstdint>
 #include <string_view>

@@ -7,6 +7,7 @@
 //   cmake --build build/fuzz --target measurements_fuzz
 //   UBSAN_OPTIONS=halt_on_error=1 build/fuzz/tests/measurements_fuzz -max_total_time=60 build/fuzz/corpus-measurements \
 //     tests/fuzz/corpus/measurements
+// fuzz links: ess_calibration  (tests/CMakeLists.txt links only these: a smaller fuzz build)
 #include <cstddef>
 #include <cstdint>
 #include <string_view>

@@ -2,6 +2,7 @@
 // then replay every recorded selection, or raise AccessTraceError. Anything else is a bug.
 //
 //   build/fuzz/tests/replay_fuzz -max_total_time=60 build/fuzz/corpus-replay tests/fuzz/corpus/replay
+// fuzz links: ess_offload  (tests/CMakeLists.txt links only these: a smaller fuzz build)
 #include <cstddef>
 #include <cstdint>
 #include <string>

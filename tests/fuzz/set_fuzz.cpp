@@ -4,6 +4,7 @@
 //
 //   .ci/fuzz runs every target; by hand:
 //   build/fuzz/tests/set_fuzz -max_total_time=60 build/fuzz/corpus-set tests/fuzz/corpus/set
+// fuzz links: ess_config  (tests/CMakeLists.txt links only these: a smaller fuzz build)
 #include <cstddef>
 #include <cstdint>
 #include <string>

@@ -2,6 +2,7 @@
 // then expand to its points, or raise ConfigError. Anything else is a bug.
 //
 //   build/fuzz/tests/sweep_spec_fuzz -max_total_time=60 build/fuzz/corpus-sweep tests/fuzz/corpus/sweep_spec
+// fuzz links: ess_sweep  (tests/CMakeLists.txt links only these: a smaller fuzz build)
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
