@@ -2,6 +2,7 @@
 // GPU runs while the misses are fetched; attention over the fetched entries and the merge of the
 // two partial results follow.
 #include "sim/offload/overlap.h"
+#include "sim/graph/op_names.h"
 
 #include <algorithm>
 
@@ -20,7 +21,7 @@ class DaOverlap final : public OverlapPolicy {
     using P = AttentionPart;
     return {
         {"", FetchShare::none, {P::score, P::topk, P::absorb}, false},
-        {"fetch_overlap", FetchShare::all, {P::attention_hits}, false},
+        {opname::fetch_overlap, FetchShare::all, {P::attention_hits}, false},
         {"", FetchShare::none, {P::attention_misses, P::merge}, true},
     };
   }

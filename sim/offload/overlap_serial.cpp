@@ -1,6 +1,7 @@
 // serial: no overlap. The indexer selects, the misses are fetched, then attention reads every
 // selected entry: the fetch is fully exposed (the paper's baseline for its overlap designs).
 #include "sim/offload/overlap.h"
+#include "sim/graph/op_names.h"
 
 namespace ess {
 
@@ -16,7 +17,7 @@ class SerialOverlap final : public OverlapPolicy {
     using P = AttentionPart;
     return {
         {"", FetchShare::none, {P::score, P::topk, P::absorb}, false},
-        {"fetch", FetchShare::all, {}, false},
+        {opname::fetch, FetchShare::all, {}, false},
         {"", FetchShare::none, {P::attention}, true},
     };
   }
