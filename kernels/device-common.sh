@@ -163,18 +163,25 @@ ess_cmake_generator() {
 }
 
 # Configures kernels/ standalone into $1 for architectures $2 and builds the targets after it
-# (all when none). Needs ess_find_libs first (ESS_CMAKE_HINTS).
+# (all when none). Needs ess_find_libs first (ESS_CMAKE_HINTS). With ESS_KERNELS_HOST_ONLY=1 (CI,
+# a machine without nvcc: .ci/kernels) the same configure and build runs without CUDA: the host
+# libraries and ess-runner-link-check, which links every object of them.
 ess_configure_and_build() {
-  local build=$1 arch=$2 generator nvcc
+  local build=$1 arch=$2 generator nvcc cuda_args=()
   shift 2
   generator=$(ess_cmake_generator) || { echo "neither ninja nor make found: cannot build" >&2; return 1; }
-  nvcc=$(command -v "${CUDACXX:-nvcc}" 2>/dev/null || echo /usr/local/cuda/bin/nvcc)
-  [[ -x "$nvcc" ]] || { echo "nvcc not found (set CUDACXX or put nvcc on PATH)" >&2; return 1; }
   command -v cmake >/dev/null || { echo "cmake not found" >&2; return 1; }
+  if [[ "${ESS_KERNELS_HOST_ONLY:-0}" == 1 ]]; then
+    cuda_args=(-DESS_CUDA=OFF -DESS_WERROR=ON)
+  else
+    nvcc=$(command -v "${CUDACXX:-nvcc}" 2>/dev/null || echo /usr/local/cuda/bin/nvcc)
+    [[ -x "$nvcc" ]] || { echo "nvcc not found (set CUDACXX or put nvcc on PATH)" >&2; return 1; }
+    cuda_args=(-DESS_KERNELS_REQUIRE_CUDA=ON -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_CUDA_ARCHITECTURES="$arch")
+  fi
   local targets=()
   for t in "$@"; do targets+=(--target "$t"); done
-  echo "+ cmake -S kernels -B $build -G '$generator' -DCMAKE_CUDA_ARCHITECTURES=$arch ${ESS_CMAKE_HINTS[*]+${ESS_CMAKE_HINTS[*]}}"
-  cmake -S kernels -B "$build" -G "$generator" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_COMPILER="$nvcc" \
-        -DCMAKE_CUDA_ARCHITECTURES="$arch" ${ESS_CMAKE_HINTS[@]+"${ESS_CMAKE_HINTS[@]}"} &&
+  echo "+ cmake -S kernels -B $build -G '$generator' ${cuda_args[*]} ${ESS_CMAKE_HINTS[*]+${ESS_CMAKE_HINTS[*]}}"
+  cmake -S kernels -B "$build" -G "$generator" -DCMAKE_BUILD_TYPE=Release "${cuda_args[@]}" \
+        ${ESS_CMAKE_HINTS[@]+"${ESS_CMAKE_HINTS[@]}"} &&
     cmake --build "$build" ${targets[@]+"${targets[@]}"} -j "$(nproc)"
 }

@@ -11,7 +11,7 @@ namespace ess {
 
 namespace {
 
-constexpr std::array<std::string_view, 2> kNames = {"h2d", "d2h"};
+constexpr std::array<std::string_view, 2> kDirectionNames = {"h2d", "d2h"};
 constexpr std::array<CopyDirection, 2> kDirections = {CopyDirection::h2d, CopyDirection::d2h};
 
 [[noreturn]] void fail(const std::string& field, const std::string& expected, double got,
@@ -23,11 +23,11 @@ constexpr std::array<CopyDirection, 2> kDirections = {CopyDirection::h2d, CopyDi
 
 }  // namespace
 
-std::span<const std::string_view> copy_direction_names() { return kNames; }
+std::span<const std::string_view> copy_direction_names() { return kDirectionNames; }
 
 std::optional<CopyDirection> parse_copy_direction(std::string_view name) {
-  for (std::size_t i = 0; i < kNames.size(); ++i) {
-    if (kNames[i] == name) return kDirections[i];
+  for (std::size_t i = 0; i < kDirectionNames.size(); ++i) {
+    if (kDirectionNames[i] == name) return kDirections[i];
   }
   return std::nullopt;
 }

@@ -11,7 +11,7 @@ namespace ess {
 
 namespace {
 
-constexpr std::array<std::string_view, 2> kNames = {"rms", "layer"};
+constexpr std::array<std::string_view, 2> kNormKindNames = {"rms", "layer"};
 constexpr std::array<NormKind, 2> kKinds = {NormKind::rms, NormKind::layer};
 
 // Parameter vectors of length `hidden`: RMSNorm has a weight; LayerNorm a weight and a bias.
@@ -25,11 +25,11 @@ double parameter_vectors(NormKind kind) {
 
 }  // namespace
 
-std::span<const std::string_view> norm_kind_names() { return kNames; }
+std::span<const std::string_view> norm_kind_names() { return kNormKindNames; }
 
 std::optional<NormKind> parse_norm_kind(std::string_view name) {
-  for (std::size_t i = 0; i < kNames.size(); ++i) {
-    if (kNames[i] == name) return kKinds[i];
+  for (std::size_t i = 0; i < kNormKindNames.size(); ++i) {
+    if (kNormKindNames[i] == name) return kKinds[i];
   }
   return std::nullopt;
 }

@@ -1,4 +1,5 @@
 #include "kernels/bench/gemm_shapes.h"
+#include "kernels/bench/options.h"
 
 #include <algorithm>
 #include <array>
@@ -27,12 +28,6 @@ std::vector<std::string_view> split(std::string_view line) {
     if (comma == std::string_view::npos) return fields;
     start = comma + 1;
   }
-}
-
-std::string join(std::span<const std::string_view> names) {
-  std::string out;
-  for (const std::string_view n : names) out += (out.empty() ? "" : ", ") + std::string(n);
-  return out;
 }
 
 }  // namespace
@@ -79,10 +74,10 @@ GemmShapesFile parse_gemm_shapes(std::string_view text, const std::string& origi
     const std::int64_t n = integer(f[4], "n");
     const std::int64_t k = integer(f[5], "k");
     if (std::find(kForms.begin(), kForms.end(), f[3]) == kForms.end()) {
-      fail("form: expected one of " + join(kForms) + ", got \"" + std::string(f[3]) + "\"");
+      fail("form: expected one of " + join_names(kForms) + ", got \"" + std::string(f[3]) + "\"");
     }
     if (std::find(kDtypes.begin(), kDtypes.end(), f[6]) == kDtypes.end()) {
-      fail("dtype: expected one of " + join(kDtypes) + ", got \"" + std::string(f[6]) + "\"");
+      fail("dtype: expected one of " + join_names(kDtypes) + ", got \"" + std::string(f[6]) + "\"");
     }
     ++rows;
     if (f[3] == "per_head") {

@@ -37,14 +37,6 @@ std::string did_you_mean(std::string_view word, std::span<const std::string_view
   return best.empty() ? std::string() : " (did you mean '" + best + "'?)";
 }
 
-std::string join(std::span<const std::string_view> names) {
-  std::string out;
-  for (const std::string_view n : names) {
-    if (!out.empty()) out += ", ";
-    out += n;
-  }
-  return out;
-}
 
 std::vector<Suite> parse_suite_list(std::string_view list) {
   std::array<bool, kAllSuites.size()> chosen{};
@@ -55,12 +47,12 @@ std::vector<Suite> parse_suite_list(std::string_view list) {
         list.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     if (name.empty()) {
       throw OptionError("--only: empty measurement name in '" + std::string(list) +
-                        "' (expected a comma-separated list of: " + join(kSuiteNames) + ")");
+                        "' (expected a comma-separated list of: " + join_names(kSuiteNames) + ")");
     }
     const std::optional<Suite> suite = parse_suite(name);
     if (!suite) {
       throw OptionError("--only: unknown measurement '" + std::string(name) + "'" +
-                        did_you_mean(name, kSuiteNames) + "; known: " + join(kSuiteNames));
+                        did_you_mean(name, kSuiteNames) + "; known: " + join_names(kSuiteNames));
     }
     const auto index = static_cast<std::size_t>(*suite);
     if (chosen[index]) {
@@ -214,6 +206,15 @@ std::string usage() {
          "                     (validate/data/prepared/gemm-shapes.csv; format in kernels/README.md)\n"
          "  --version          print the version and exit\n"
          "  --help, -h         print this help and exit\n";
+}
+
+std::string join_names(std::span<const std::string_view> names) {
+  std::string out;
+  for (const std::string_view n : names) {
+    if (!out.empty()) out += ", ";
+    out += n;
+  }
+  return out;
 }
 
 }  // namespace ess::bench

@@ -65,4 +65,7 @@ struct Command {
 // The --help text.
 [[nodiscard]] std::string usage();
 
+// "a, b, c": the names of a choice, for error messages.
+[[nodiscard]] std::string join_names(std::span<const std::string_view> names);
+
 }  // namespace ess::bench

@@ -150,7 +150,7 @@ StepAccess AccessPlanner::next() {
   return out;
 }
 
-void check_against_simulator(const StepAccess& mine, const StepStats& theirs) {
+void check_against_simulator(const StepAccess& mine, const CacheStepStats& theirs) {
   const auto differ = [&](const std::string& what, std::size_t layer, double ours, double simulated) {
     throw AccessPlanError("pool cross-check failed at step " + std::to_string(mine.step) + ", layer " +
                           std::to_string(layer) + ": " + what + " " + std::to_string(ours) + " here, " +

@@ -55,7 +55,7 @@ struct StepAccess {
 // misses, hits, runs and evictions per request as the simulator's CacheSimulator::step (`theirs`,
 // which ran with every request sampled), computed with the same sums in the same order, so equal
 // pool results compare equal to the bit.
-void check_against_simulator(const StepAccess& mine, const StepStats& theirs);
+void check_against_simulator(const StepAccess& mine, const CacheStepStats& theirs);
 
 class AccessPlanner {
  public:

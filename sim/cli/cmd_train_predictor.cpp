@@ -21,7 +21,7 @@ namespace ess {
 
 namespace {
 
-std::string fixed(double v, int digits) {
+std::string fixed_decimals(double v, int digits) {
   std::ostringstream s;
   s << std::fixed << std::setprecision(digits) << v;
   return s.str();
@@ -29,9 +29,9 @@ std::string fixed(double v, int digits) {
 
 void print_row(std::ostream& out, const std::string& name, const HeatMetrics& m) {
   const double per_access = m.accesses == 0 ? 0.0 : static_cast<double>(m.predicted) / static_cast<double>(m.accesses);
-  out << "  " << std::left << std::setw(22) << name << std::right << std::setw(10) << fixed(m.precision(), 4)
-      << std::setw(10) << fixed(m.recall(), 4) << std::setw(10) << fixed(m.f1(), 4) << std::setw(12)
-      << fixed(per_access, 1) << "\n";
+  out << "  " << std::left << std::setw(22) << name << std::right << std::setw(10) << fixed_decimals(m.precision(), 4)
+      << std::setw(10) << fixed_decimals(m.recall(), 4) << std::setw(10) << fixed_decimals(m.f1(), 4) << std::setw(12)
+      << fixed_decimals(per_access, 1) << "\n";
 }
 
 void print_report(std::ostream& out, const HeatModel& model, const std::string& output) {
@@ -42,17 +42,17 @@ void print_report(std::ostream& out, const HeatModel& model, const std::string& 
         << t.warmup_steps << " warm-up and " << t.decode_steps << " decode steps, the last " << t.holdout_steps
         << " held out\n";
   }
-  out << "pools: LRU, " << (p.pool_entries != 0 ? std::to_string(p.pool_entries) + " entries" : fixed(p.pool_ratio, 3) + " x context")
+  out << "pools: LRU, " << (p.pool_entries != 0 ? std::to_string(p.pool_entries) + " entries" : fixed_decimals(p.pool_ratio, 3) + " x context")
       << "; budget " << p.budget << " entries per access\n";
   out << "samples: " << p.train_samples << " (" << p.train_positives << " misses), negatives kept at "
-      << fixed(p.negative_keep, 4) << ", fitted in " << p.iterations << " Newton iterations\n";
+      << fixed_decimals(p.negative_keep, 4) << ", fitted in " << p.iterations << " Newton iterations\n";
   out << "weights (normalised features):";
   const auto names = heat_feature_names();
-  for (std::size_t i = 0; i < names.size(); ++i) out << (i == 0 ? " " : ", ") << names[i] << " " << fixed(model.weight[i], 3);
-  out << "; bias " << fixed(model.bias, 3) << "\n";
-  out << "threshold: " << fixed(model.threshold, 3)
-      << (model.threshold >= 1.0 ? " (no threshold reaches " + fixed(kHeatMinLift, 0) + " x the candidates' base rate: the model predicts nothing)"
-                                 : " (the best training F1 with a precision >= " + fixed(kHeatMinLift, 0) + " x the candidates' base rate)")
+  for (std::size_t i = 0; i < names.size(); ++i) out << (i == 0 ? " " : ", ") << names[i] << " " << fixed_decimals(model.weight[i], 3);
+  out << "; bias " << fixed_decimals(model.bias, 3) << "\n";
+  out << "threshold: " << fixed_decimals(model.threshold, 3)
+      << (model.threshold >= 1.0 ? " (no threshold reaches " + fixed_decimals(kHeatMinLift, 0) + " x the candidates' base rate: the model predicts nothing)"
+                                 : " (the best training F1 with a precision >= " + fixed_decimals(kHeatMinLift, 0) + " x the candidates' base rate)")
       << "\n";
   out << "held out (" << p.holdout_metrics.accesses << " accesses, " << p.holdout_metrics.misses << " misses):\n";
   out << "  " << std::left << std::setw(22) << "predictor" << std::right << std::setw(10) << "precision" << std::setw(10)
@@ -60,7 +60,7 @@ void print_report(std::ostream& out, const HeatModel& model, const std::string& 
   print_row(out, "learned", p.holdout_metrics);
   print_row(out, "hot-window", p.hot_window_metrics);
   print_row(out, "random (as many)", p.random_metrics);
-  out << "  misses among the candidates (the learned recall's ceiling): " << fixed(p.candidate_recall, 4) << "\n";
+  out << "  misses among the candidates (the learned recall's ceiling): " << fixed_decimals(p.candidate_recall, 4) << "\n";
   print_row(out, "learned, training", p.train_metrics);
   out << "wrote " << output << "\n";
 }
@@ -96,7 +96,7 @@ void add_train_predictor_command(CLI::App& app, CommandAction& action) {
   cmd->callback([o, &action] {
     action = [o](std::ostream& out) {
       if (!(o->holdout > 0.0 && o->holdout < 1.0)) {
-        throw ConfigError("--holdout " + fixed(o->holdout, 6), "", "expected a fraction in (0, 1), e.g. 0.2");
+        throw ConfigError("--holdout " + fixed_decimals(o->holdout, 6), "", "expected a fraction in (0, 1), e.g. 0.2");
       }
       if (o->budget < 1) throw ConfigError("--budget " + std::to_string(o->budget), "", "expected an integer >= 1");
       if (o->pool_ratio != 0.0 && o->pool_entries != 0) {
@@ -104,7 +104,7 @@ void add_train_predictor_command(CLI::App& app, CommandAction& action) {
       }
       if (o->pool_entries < 0) throw ConfigError("--pool-entries " + std::to_string(o->pool_entries), "", "expected an integer >= 1");
       if (o->pool_ratio != 0.0 && !(o->pool_ratio > 0.0 && o->pool_ratio <= 1.0)) {
-        throw ConfigError("--pool-ratio " + fixed(o->pool_ratio, 6), "", "expected a ratio in (0, 1], e.g. 0.2");
+        throw ConfigError("--pool-ratio " + fixed_decimals(o->pool_ratio, 6), "", "expected a ratio in (0, 1], e.g. 0.2");
       }
       if (!(o->l2 >= 0.0) || !std::isfinite(o->l2)) throw ConfigError("--l2", "", "expected a penalty >= 0");
       HeatTrainingOptions t;

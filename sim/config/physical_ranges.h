@@ -3,9 +3,15 @@
 // narrow enough that every time derived from them stays finite on the simulated clock.
 #pragma once
 
+#include <cstdint>
+
 #include "sim/config/reader.h"
 
 namespace ess {
+
+// Requests per GPU: at most 2^20, so that every later product (tokens x layers x bytes) stays exact
+// and far from overflow (workload.batch_per_gpu, serving batch limits and table grids).
+inline constexpr std::int64_t kMaxBatchPerGpu = 1 << 20;
 
 // Physical bounds of every hardware quantity, far wider than any real part but narrow enough that
 // every derived time stays a finite, representable number on the simulated clock (a kernel at

@@ -180,7 +180,6 @@ constexpr double kDefaultReserveFraction = 0.1;
 constexpr double kDefaultRuntimeOverhead = 2.0 * 1024 * 1024 * 1024;  // 2 GiB, an estimate
 
 // Bounds that keep every later product (tokens x layers x bytes) exact and far from overflow.
-constexpr std::int64_t kMaxBatchPerGpu = 1 << 20;
 constexpr double kMaxContextLength = 2147483648.0;  // 2^31 tokens
 
 Parallelism read_parallelism(ObjectReader& r, const ModelConfig& model, const Hardware& hw) {

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "sim/config/json_text.h"
+#include "sim/config/physical_ranges.h"
 #include "sim/config/quantity.h"
 #include "sim/config/reader.h"
 
@@ -15,7 +16,6 @@ namespace {
 constexpr double kMaxServingSeconds = 1e6;      // 11.6 days of simulated time
 constexpr double kMaxTokens = 2147483648.0;     // 2^31, as workload.context_length
 constexpr double kMaxRate = 1e6;                // requests per second
-constexpr double kMaxBatchPerGpu = 1 << 20;     // as workload.batch_per_gpu
 constexpr double kMaxTableSteps = 64;
 constexpr std::size_t kMaxGridPoints = 64;      // per table axis
 constexpr double kDefaultDrainLimit = 600.0;    // seconds after the arrivals end
@@ -142,7 +142,7 @@ ControllerConfig read_controller(ObjectReader& r) {
   c.window = r.integer_or("window", Range::closed(1, 100000), 64);
   c.headroom = r.number_or("headroom", Range::left_open(0.0, 1.0), 0.9);
   c.decrease = r.number_or("decrease", Range{0.0, 1.0, false, false, true, true}, 0.75);
-  c.increase = r.integer_or("increase", Range::closed(1, kMaxBatchPerGpu), 1);
+  c.increase = r.integer_or("increase", Range::closed(1, static_cast<double>(kMaxBatchPerGpu)), 1);
   c.initial_cap = r.choice_or("initial_cap", {"model", "max"}, "model");
   r.finish();
   return c;
@@ -180,7 +180,7 @@ ServingConfig read_serving(ObjectReader& r, const std::string& scenario_dir) {
     const nlohmann::json* b = r.take("max_batch_per_gpu", source);
     if (b == nullptr || b->is_null() || (b->is_string() && b->get<std::string>() == "max")) {
       r.record("max_batch_per_gpu", "max", b == nullptr || b->is_null() ? "default: what memory allows" : source);
-    } else if (b->is_number_integer() && b->get<std::int64_t>() >= 1 && static_cast<double>(b->get<std::int64_t>()) <= kMaxBatchPerGpu) {
+    } else if (b->is_number_integer() && b->get<std::int64_t>() >= 1 && static_cast<double>(b->get<std::int64_t>()) <= static_cast<double>(kMaxBatchPerGpu)) {
       s.max_batch_per_gpu = b->get<std::int64_t>();
       r.record("max_batch_per_gpu", *s.max_batch_per_gpu, source);
     } else {
@@ -200,7 +200,7 @@ ServingConfig read_serving(ObjectReader& r, const std::string& scenario_dir) {
   }
   {
     auto t = r.object_or_empty("table");
-    s.table.batches = read_grid(t, "batches", kMaxBatchPerGpu);
+    s.table.batches = read_grid(t, "batches", static_cast<double>(kMaxBatchPerGpu));
     s.table.contexts = read_grid(t, "contexts", kMaxTokens);
     s.table.steps = t.integer_or("steps", Range::closed(1, kMaxTableSteps), 2);
     t.finish();

@@ -2,13 +2,13 @@
 // same, to the bit, as when the engine added them itself).
 #include <algorithm>
 
+#include "sim/engine/indexing.h"
 #include "sim/engine/recorders.h"
 
 namespace ess {
 
 namespace {
 
-std::size_t idx(int i) { return static_cast<std::size_t>(i); }
 std::size_t cat(OpCategory c) { return static_cast<std::size_t>(c); }
 
 }  // namespace

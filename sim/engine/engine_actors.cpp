@@ -22,6 +22,7 @@
 
 #include "sim/engine/platform.h"
 #include "sim/offload/prefetch.h"
+#include "sim/engine/indexing.h"
 
 namespace ess {
 
@@ -39,7 +40,6 @@ const char* const kSimgridArgs[] = {
     "--cfg=network/TCP-gamma:0",
 };
 
-std::size_t idx(int i) { return static_cast<std::size_t>(i); }
 
 // Shared by the GPU actors of one run (they run one at a time, so no locking).
 struct RunState {

@@ -114,7 +114,7 @@ class AccessPipeline {
           chunk.push_back(step);
           contexts.push_back(builder.context_at(step));
         }
-        for (const StepStats& stats : sim.steps(chunk, contexts)) {
+        for (const CacheStepStats& stats : sim.steps(chunk, contexts)) {
           std::vector<LayerAccess> layers;
           for (const auto& l : stats.layers) {
             layers.push_back(LayerAccess{l.misses_mean, std::isfinite(l.misses_stderr) ? l.misses_stderr : 0.0,

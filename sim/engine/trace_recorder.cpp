@@ -3,13 +3,12 @@
 #include <algorithm>
 #include <string>
 
+#include "sim/engine/indexing.h"
 #include "sim/engine/recorders.h"
 
 namespace ess {
 
 namespace {
-
-std::size_t idx(int i) { return static_cast<std::size_t>(i); }
 
 // "L12 attention": the name of a layer's segment, collective or transfer.
 std::string layer_name(int layer, std::string_view label) { return "L" + std::to_string(layer) + " " + std::string(label); }

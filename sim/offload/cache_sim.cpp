@@ -179,9 +179,9 @@ void CacheSimulator::warm_up(std::int64_t context) {
   }
 }
 
-StepStats CacheSimulator::step(int step, std::int64_t context) { return steps({step}, {context}).front(); }
+CacheStepStats CacheSimulator::step(int step, std::int64_t context) { return steps({step}, {context}).front(); }
 
-std::vector<StepStats> CacheSimulator::steps(const std::vector<int>& steps, const std::vector<std::int64_t>& contexts) {
+std::vector<CacheStepStats> CacheSimulator::steps(const std::vector<int>& steps, const std::vector<std::int64_t>& contexts) {
   if (steps.size() != contexts.size()) {
     throw std::invalid_argument("CacheSimulator::steps: " + std::to_string(steps.size()) + " steps but " +
                                 std::to_string(contexts.size()) + " contexts");
@@ -205,9 +205,9 @@ std::vector<StepStats> CacheSimulator::steps(const std::vector<int>& steps, cons
       }
     }
   }
-  std::vector<StepStats> out(n);
+  std::vector<CacheStepStats> out(n);
   for (std::size_t i = 0; i < n; ++i) {
-    StepStats& st = out[i];
+    CacheStepStats& st = out[i];
     st.step = steps[i];
     st.context = contexts[i];
     st.capacity = capacity_at(contexts[i]);

@@ -65,7 +65,7 @@ struct LayerStats {
   int requests = 0;             // S
 };
 
-struct StepStats {
+struct CacheStepStats {
   int step = 0;
   std::int64_t context = 0;
   std::int64_t capacity = 0;  // pool capacity per request and layer used at this step
@@ -100,11 +100,11 @@ class CacheSimulator {
 
   // One decode step: every sampled request selects in every layer and accesses its pool. Steps
   // must increase and contexts must not decrease (std::invalid_argument from the model or pool).
-  StepStats step(int step, std::int64_t context);
+  CacheStepStats step(int step, std::int64_t context);
   // Several decode steps (steps[i] at contexts[i]), the same results as step() for each in turn,
   // computed pool by pool so that each pool's arrays stay in cache across the steps (the pools and
   // the model's streams are independent, so the order does not change any result).
-  std::vector<StepStats> steps(const std::vector<int>& steps, const std::vector<std::int64_t>& contexts);
+  std::vector<CacheStepStats> steps(const std::vector<int>& steps, const std::vector<std::int64_t>& contexts);
 
   // Capacity for a context: ratio or fixed, raised to one selection (see CacheSimConfig).
   [[nodiscard]] std::int64_t capacity_at(std::int64_t context) const;

@@ -40,7 +40,7 @@ Run run(int layers, std::int64_t context, const ess::CacheSimConfig& base, int s
   sim.warm_up(context);
   const auto t1 = Clock::now();
   for (int s = 0; s < steps; ++s) {
-    const ess::StepStats stats = sim.step(s, context + s);
+    const ess::CacheStepStats stats = sim.step(s, context + s);
     for (std::size_t l = 0; l < r.means.size(); ++l) {
       r.means[l] += stats.layers[l].misses_mean / steps;
       r.stderrs[l] += stats.layers[l].misses_stderr / steps;

@@ -1190,7 +1190,7 @@ std::string read_output(const std::filesystem::path& path) {
   return text;
 }
 
-std::string trim(std::string s) {
+std::string trim_end(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ' || s.back() == '\r')) s.pop_back();
   return s;
 }
@@ -1203,7 +1203,7 @@ std::string run_gnuplot(const std::filesystem::path& gnuplot, const std::filesys
   const std::string program = gnuplot.string();
   const pid_t pid = start_child(program, {script}, dir, out_path, err_path, "cannot execute gnuplot");
   const int status = wait_child(pid, program);
-  const std::string stderr_text = trim(read_output(err_path));
+  const std::string stderr_text = trim_end(read_output(err_path));
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     const std::string how = WIFEXITED(status) ? "exited with status " + std::to_string(WEXITSTATUS(status))
                                               : "was killed by signal " + std::to_string(WTERMSIG(status));

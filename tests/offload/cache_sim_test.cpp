@@ -17,7 +17,7 @@
 
 using ess::CacheSimConfig;
 using ess::CacheSimulator;
-using ess::StepStats;
+using ess::CacheStepStats;
 using ess::SyntheticAccess;
 using ess::SyntheticAccessParams;
 using Positions = std::vector<std::int64_t>;
@@ -53,7 +53,7 @@ std::vector<double> layer_means(const SyntheticAccessParams& params, const Cache
   sim.warm_up(context);
   std::vector<double> sum(static_cast<std::size_t>(config.layers), 0.0);
   for (int s = 0; s < steps; ++s) {
-    const StepStats stats = sim.step(s, context + s);
+    const CacheStepStats stats = sim.step(s, context + s);
     for (std::size_t l = 0; l < sum.size(); ++l) sum[l] += stats.layers[l].misses_mean / steps;
   }
   return sum;
@@ -84,7 +84,7 @@ TEST_CASE("per-layer statistics over the sample, worked by hand") {
   Scripted model;
   CacheSimulator sim(scripted_config(), model);
   // Step 0: the pools are cold, every request misses all 4.
-  StepStats s0 = sim.step(0, 1000);
+  CacheStepStats s0 = sim.step(0, 1000);
   CHECK(s0.step == 0);
   CHECK(s0.context == 1000);
   CHECK(s0.capacity == 1000);
@@ -93,7 +93,7 @@ TEST_CASE("per-layer statistics over the sample, worked by hand") {
   CHECK(s0.layers[0].misses_stderr == 0.0);
   // Step 1: misses 0, 1, 2, 3: mean 1.5, sample sd sqrt((2.25 + 0.25 + 0.25 + 2.25) / 3)
   // = 1.290994, stderr = sd / sqrt(4) = 0.645497. Hits 4, 3, 2, 1; runs 0, 1, 1, 1.
-  StepStats s1 = sim.step(1, 1000);
+  CacheStepStats s1 = sim.step(1, 1000);
   for (const ess::LayerStats& l : s1.layers) {
     CHECK(l.requests == 4);
     CHECK(l.misses_mean == 1.5);
@@ -289,8 +289,8 @@ TEST_CASE("LRU inclusion: a bigger pool holds a superset of a smaller one on the
   bool some_difference = false;
   std::int64_t not_included = 0;
   for (int s = 0; s < 12; ++s) {
-    const StepStats a = small.step(s, 4000 + s);
-    const StepStats b = big.step(s, 4000 + s);
+    const CacheStepStats a = small.step(s, 4000 + s);
+    const CacheStepStats b = big.step(s, 4000 + s);
     for (int layer = 0; layer < 4; ++layer) {
       REQUIRE(b.layers[layer].misses_mean <= a.layers[layer].misses_mean);
       some_difference = some_difference || b.layers[layer].misses_mean < a.layers[layer].misses_mean;
@@ -310,7 +310,7 @@ namespace {
 
 // Whether two independent estimates of each layer's mean agree within their standard errors:
 // at least 80% of layers within 2 combined standard errors (95% expected) and all within 4.
-bool consistent(const StepStats& a, const StepStats& b, double stderr_factor) {
+bool consistent(const CacheStepStats& a, const CacheStepStats& b, double stderr_factor) {
   int within2 = 0;
   double worst = 0.0;
   for (std::size_t l = 0; l < a.layers.size(); ++l) {
@@ -322,7 +322,7 @@ bool consistent(const StepStats& a, const StepStats& b, double stderr_factor) {
   return within2 >= 0.8 * static_cast<double>(a.layers.size()) && worst < 4.0;
 }
 
-StepStats sampled(int requests, std::uint64_t seed) {
+CacheStepStats sampled(int requests, std::uint64_t seed) {
   SyntheticAccessParams params;
   params.layers = 20;
   params.top_k = 512;
@@ -339,8 +339,8 @@ StepStats sampled(int requests, std::uint64_t seed) {
 }  // namespace
 
 TEST_CASE("the standard error is honest: a larger independent sample agrees within it") {
-  const StepStats small = sampled(8, 1);
-  const StepStats large = sampled(64, 2);
+  const CacheStepStats small = sampled(8, 1);
+  const CacheStepStats large = sampled(64, 2);
   for (std::size_t l = 0; l < small.layers.size(); ++l) {
     CHECK(large.layers[l].misses_stderr < small.layers[l].misses_stderr);
   }

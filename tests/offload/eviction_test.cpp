@@ -1,5 +1,6 @@
 // Eviction policies as plug-ins (sim/offload/eviction.h): a policy given through the interface is
 // the one the pool uses, the registry names the policies, unknown names are refused.
+#include "tests/offload/pool_contents.h"
 #include "sim/offload/eviction.h"
 
 #include <catch2/catch.hpp>
@@ -38,13 +39,7 @@ class HighestFirst final : public ess::EvictionPolicy {
   int calls = 0;
 };
 
-std::set<std::int64_t> contents(const GpuPool& pool, std::int64_t limit) {
-  std::set<std::int64_t> in;
-  for (std::int64_t p = 0; p < limit; ++p) {
-    if (pool.in_pool(p)) in.insert(p);
-  }
-  return in;
-}
+using ess::test::contents;
 
 std::string joined_names() {
   std::string names;

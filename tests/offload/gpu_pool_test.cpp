@@ -1,3 +1,4 @@
+#include "tests/offload/pool_contents.h"
 #include "sim/offload/gpu_pool.h"
 
 #include <catch2/catch.hpp>
@@ -42,14 +43,7 @@ PoolConfig config(std::int64_t capacity, const std::string& policy, std::int64_t
   return PoolConfig{capacity, pinned, policy, decay};
 }
 
-// The pooled positions among 0..limit-1.
-std::set<std::int64_t> contents(const GpuPool& pool, std::int64_t limit) {
-  std::set<std::int64_t> in;
-  for (std::int64_t p = 0; p < limit; ++p) {
-    if (pool.in_pool(p)) in.insert(p);
-  }
-  return in;
-}
+using ess::test::contents;
 
 struct Expect {
   std::int64_t hits;

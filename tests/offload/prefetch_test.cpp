@@ -34,7 +34,7 @@ ess::SyntheticAccessParams params() {
   return p;
 }
 
-std::vector<ess::StepStats> run(ess::CacheSimulator& sim, int steps, std::int64_t context) {
+std::vector<ess::CacheStepStats> run(ess::CacheSimulator& sim, int steps, std::int64_t context) {
   sim.warm_up(context);
   std::vector<int> ids;
   std::vector<std::int64_t> contexts;
@@ -141,7 +141,7 @@ TEST_CASE("prefetch: the oracle prefetches exactly the coming misses up to its b
 namespace {
 
 // SameInEveryLayer's top-16 in pools of 16 entries, no warm-up.
-std::vector<ess::StepStats> run_same_in_every_layer(const std::string& predictor, std::int64_t budget, int steps) {
+std::vector<ess::CacheStepStats> run_same_in_every_layer(const std::string& predictor, std::int64_t budget, int steps) {
   ess::CacheSimConfig c = config(predictor, budget);
   c.top_k = 16;
   c.warmup_windows = 0;

@@ -99,7 +99,7 @@ TEST_CASE("the cache simulation fed changes gives the numbers of the one fed ful
   // One call of twelve steps against twelve calls of one.
   const auto together = fast.steps(steps, contexts);
   for (std::size_t i = 0; i < steps.size(); ++i) {
-    const ess::StepStats one = slow.step(steps[i], contexts[i]);
+    const ess::CacheStepStats one = slow.step(steps[i], contexts[i]);
     REQUIRE(together[i].capacity == one.capacity);
     for (std::size_t l = 0; l < one.layers.size(); ++l) {
       INFO("step " << i << ", layer " << l);
