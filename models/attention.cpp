@@ -16,6 +16,11 @@ namespace {
 double d(std::int64_t v) { return static_cast<double>(v); }
 
 void validate_mla(const MlaShape& s, std::string_view model) {
+  check::at_least(model, "row_tile", s.row_tile, 1);
+  if (s.compute_dtype != DType::bf16 && s.compute_dtype != DType::fp8) {
+    throw std::invalid_argument(std::string(model) + ": compute_dtype must be bf16 or fp8, got " +
+                                std::string(to_string(s.compute_dtype)));
+  }
   check::at_least(model, "requests", s.requests, 1);
   check::at_least(model, "queries_per_request", s.queries_per_request, 1);
   check::at_least(model, "heads", s.heads, 1);
@@ -71,16 +76,21 @@ KernelCost topk(const TopkShape& s, const Hardware& hw) {
   return memory_bound_kernel(bytes, hw.gpu.hbm_bandwidth, hw.kernels.memory_bound);
 }
 
+std::int64_t padded_rows(std::int64_t rows, std::int64_t row_tile) {
+  if (rows < 1 || row_tile < 1) throw std::invalid_argument("padded_rows: rows and row_tile must be >= 1");
+  return (rows + row_tile - 1) / row_tile * row_tile;
+}
+
 namespace {
-// MLA decode over `entries` latent entries per query token; `cache_bytes` is what the kernel reads
-// of the latent cache (sparse: per query token; dense: per request, shared by its query tokens).
-KernelCost mla_cost(const MlaShape& s, double entries, double cache_bytes, const RooflineParams& params,
+// MLA decode: `rows` query rows computed (padding included), each over `entries` latent entries;
+// `cache_bytes` is what the kernel reads of the latent cache (sparse: per query token; dense: per
+// request, shared by its query tokens).
+KernelCost mla_cost(const MlaShape& s, double rows, double entries, double cache_bytes, const RooflineParams& params,
                     std::string_view where, const Hardware& hw) {
   validate_roofline_params(params, where);
-  const double q = d(s.requests) * d(s.queries_per_request);
-  const Flops flops(2.0 * q * d(s.heads) * entries * (d(s.qk_dim) + d(s.v_dim)));
+  const Flops flops(2.0 * rows * entries * (d(s.qk_dim) + d(s.v_dim)));
   const Bytes bytes(cache_bytes + mla_query_output_bytes(s));
-  const FlopsPerSecond peak = hw.gpu.peak_compute.at(DType::bf16, hw.gpu.kind);
+  const FlopsPerSecond peak = hw.gpu.peak_compute.at(s.compute_dtype, hw.gpu.kind);
   return roofline(flops, peak, bytes, hw.gpu.hbm_bandwidth, params);
 }
 }  // namespace
@@ -91,15 +101,17 @@ KernelCost sparse_mla_attention(const MlaShape& s, std::int64_t selected_entries
   validate_mla(s, kModel);
   check::at_least(kModel, "selected_entries", selected_entries, 1);
   const double q = d(s.requests) * d(s.queries_per_request);
-  return mla_cost(s, d(selected_entries), q * d(selected_entries) * s.entry_bytes.value(), hw.kernels.sparse_attention,
-                  "hardware.kernels.sparse_attention", hw);
+  const double rows = q * d(padded_rows(s.heads, s.row_tile));
+  return mla_cost(s, rows, d(selected_entries), q * d(selected_entries) * s.entry_bytes.value(),
+                  hw.kernels.sparse_attention, "hardware.kernels.sparse_attention", hw);
 }
 
 KernelCost dense_mla_attention(const MlaShape& s, std::int64_t context, const Hardware& hw) {
   constexpr std::string_view kModel = "dense_mla_attention";
   validate_mla(s, kModel);
   check::at_least(kModel, "context", context, 1);
-  return mla_cost(s, d(context), d(s.requests) * d(context) * s.entry_bytes.value(), hw.kernels.attention,
+  const double rows = d(s.requests) * d(padded_rows(s.queries_per_request * s.heads, s.row_tile));
+  return mla_cost(s, rows, d(context), d(s.requests) * d(context) * s.entry_bytes.value(), hw.kernels.attention,
                   "hardware.kernels.attention", hw);
 }
 

@@ -64,6 +64,14 @@ struct TopkShape {
 // MLA decode attention over the latent cache (FlashMLA). DeepSeek-V3/V3.2: heads = 128 per GPU
 // under data-parallel attention, qk_dim = kv_lora_rank + qk_rope_head_dim = 576,
 // v_dim = kv_lora_rank = 512, entry_bytes = 656 (fp8 latent with scales + bf16 rope, FlashMLA).
+//
+// The kernel (`row_tile`, `compute_dtype`): FlashMLA's decode kernels multiply a tile of 64 query
+// rows at a time, a request's rows being its heads x query tokens (dense) or one query token's heads
+// (sparse, where each query token has its own selection); a GPU with 16 heads per request (TP8)
+// still computes 64 rows. The H20 runs of FlashMLA's dense test show it: h_q 16 takes the same time
+// for s_q 1 to 4 and twice that at s_q 5 (calibration/data/public/deepseek/flashmla_h100_h20_dense.csv).
+// `compute_dtype` is the MMA's input type: bf16 (FlashMLA dequantizes an FP8 cache to BF16 before
+// its MMAs) or fp8 (a kernel whose MMAs take FP8 operands, at the GPU's FP8 peak).
 struct MlaShape {
   std::int64_t requests = 0;
   std::int64_t queries_per_request = 1;
@@ -71,23 +79,28 @@ struct MlaShape {
   std::int64_t qk_dim = 0;
   std::int64_t v_dim = 0;
   Bytes entry_bytes;  // one cached latent entry (one token)
+  std::int64_t row_tile = 1;           // query rows are computed in multiples of this (1: no padding)
+  DType compute_dtype = DType::bf16;   // the MMA's input type (bf16 or fp8)
 };
+
+// Query rows the kernel computes for `rows` useful ones: rows rounded up to a multiple of row_tile.
+[[nodiscard]] std::int64_t padded_rows(std::int64_t rows, std::int64_t row_tile);
 
 // Sparse MLA (V3.2-Exp): each query token attends to its own `selected_entries` entries, so the
 // query tokens of one request do not share cache reads.
 //   q     = requests queries_per_request
-//   flops = 2 q heads selected (qk_dim + v_dim)
+//   flops = 2 q padded_rows(heads) selected (qk_dim + v_dim)          (executed, padding included)
 //   bytes = q selected entry_bytes + q heads qk_dim 2 + q heads v_dim 2    (bf16 q in, bf16 out)
-//   time  = roofline(flops, peak[bf16], bytes, hbm_bandwidth, hardware.kernels.sparse_attention)
+//   time  = roofline(flops, peak[compute_dtype], bytes, hbm_bandwidth, hardware.kernels.sparse_attention)
 // Its own kernel class: FlashMLA's sparse FP8-KV decode reaches 410-460 TFLOP/s on H800 where the
 // dense BF16 kernel reaches 660 (calibration/data/public/deepseek/flashmla_h800.csv).
 [[nodiscard]] KernelCost sparse_mla_attention(const MlaShape& shape, std::int64_t selected_entries,
                                               const Hardware& hw);
 
 // Dense MLA (V3): all query tokens of a request attend to the same `context` entries, read once.
-//   flops = 2 q heads context (qk_dim + v_dim)
+//   flops = 2 requests padded_rows(queries_per_request heads) context (qk_dim + v_dim)
 //   bytes = requests context entry_bytes + q heads qk_dim 2 + q heads v_dim 2
-//   time  = roofline(flops, peak[bf16], bytes, hbm_bandwidth, hardware.kernels.attention)
+//   time  = roofline(flops, peak[compute_dtype], bytes, hbm_bandwidth, hardware.kernels.attention)
 [[nodiscard]] KernelCost dense_mla_attention(const MlaShape& shape, std::int64_t context,
                                              const Hardware& hw);
 

@@ -17,6 +17,7 @@
 #include "models/collective.h"
 #include "models/copy.h"
 #include "models/gemm.h"
+#include "models/mla_kernels.h"
 #include "models/norm.h"
 #include "sim/cli/commands.h"
 #include "sim/config/config_error.h"
@@ -317,7 +318,7 @@ struct AttentionOptions {
   bool json = false;
   Given<std::int64_t> requests, queries, context, tensor_parallel;
   Given<std::int64_t> heads, qk_dim, v_dim, selected, kv_heads, head_dim;
-  Given<std::string> entry_bytes, kv_dtype, dtype;
+  Given<std::string> entry_bytes, kv_dtype, dtype, mla_kernel;
 };
 
 void add_attention_command(CLI::App* cost, CommandAction& action) {
@@ -341,6 +342,14 @@ void add_attention_command(CLI::App* cost, CommandAction& action) {
   add_text(cmd, "--entry-bytes", o->entry_bytes, "MLA: one latent cache entry, a size such as 656B");
   add_count(cmd, "--selected", o->selected,
             "Sparse MLA: entries each query token attends to (default the indexer's top_k; at most --context)");
+  {
+    std::vector<std::string> kernels;
+    for (const MlaKernel& k : mla_kernels()) kernels.emplace_back(k.name);
+    add_text(cmd, "--mla-kernel", o->mla_kernel,
+             "MLA: the decode kernel (models/mla_kernels.h: its row tile and MMA type; default " + kernels.front() +
+                 ", the engine presets')");
+    o->mla_kernel.option->check(CLI::IsMember(kernels));
+  }
   add_count(cmd, "--kv-heads", o->kv_heads, "GQA: key/value heads of the model");
   add_count(cmd, "--head-dim", o->head_dim, "GQA: dimension per head");
   add_text(cmd, "--kv-dtype", o->kv_dtype, "GQA: K/V cache format, bf16, fp16 or fp8 (default the model's cache_dtype)");
@@ -367,7 +376,7 @@ void add_attention_command(CLI::App* cost, CommandAction& action) {
         refuse_unused({o->kv_heads.option, o->head_dim.option, o->kv_dtype.option, o->dtype.option},
                       "applies to --kind gqa, not " + kind);
       } else {
-        refuse_unused({o->qk_dim.option, o->v_dim.option, o->entry_bytes.option, o->selected.option},
+        refuse_unused({o->qk_dim.option, o->v_dim.option, o->entry_bytes.option, o->selected.option, o->mla_kernel.option},
                       "applies to MLA (--kind sparse-mla or dense-mla), not gqa");
       }
       if (kind == "dense-mla") refuse_unused({o->selected.option}, "applies to --kind sparse-mla, not dense-mla");
@@ -403,13 +412,17 @@ void add_attention_command(CLI::App* cost, CommandAction& action) {
         r.finish();
         selected = std::min(selected, context);  // a context shorter than the top-k selects every entry
         const std::int64_t heads = per_gpu(model_heads, "heads");
-        const MlaShape s{requests, queries, heads, qk, v, entry};
+        const MlaKernel& k = o->mla_kernel.given() ? *find_mla_kernel(o->mla_kernel.value) : mla_kernels().front();
+        const MlaShape s{requests, queries, heads, qk, v, entry, k.row_tile, k.mma};
         c = kind == "sparse-mla" ? sparse_mla_attention(s, selected, hw) : dense_mla_attention(s, context, hw);
         op = kind == "sparse-mla" ? "sparse_mla_attention" : "dense_mla_attention";
         shape["heads_per_gpu"] = heads;
         shape["qk_dim"] = qk;
         shape["v_dim"] = v;
         shape["entry_bytes"] = entry.value();
+        shape["mla_kernel"] = std::string(k.name);
+        shape["row_tile"] = k.row_tile;
+        shape["mma_dtype"] = std::string(to_string(k.mma));
         if (kind == "sparse-mla") shape["selected"] = selected;
         title = (kind == "sparse-mla" ? "sparse MLA" : "dense MLA") + std::string(" attention: ") + std::to_string(requests) +
                 " requests x " + std::to_string(queries) + " query tokens, " + std::to_string(heads) + " heads, qk " +

@@ -2,7 +2,7 @@
 # Inputs: ROOT (the scenarios/ folder), PROFILES (calibration/profiles/), OUT (the .cpp to write).
 set(delimiter "ess_preset")
 set(body "")
-foreach(kind models hardware profiles)
+foreach(kind models hardware engines profiles)
   if(kind STREQUAL "profiles")
     file(GLOB files LIST_DIRECTORIES false "${PROFILES}/*.json")
   else()

@@ -14,7 +14,9 @@ std::vector<Preset> load_all() {
   std::vector<Preset> out;
   for (const auto& e : detail::embedded_presets()) {
     const std::string folder = e.kind;
-    const PresetKind kind = folder == "models" ? PresetKind::model : PresetKind::hardware;
+    const PresetKind kind = folder == "models"    ? PresetKind::model
+                            : folder == "engines" ? PresetKind::engine
+                                                  : PresetKind::hardware;
     // Shipped hardware profiles (calibration/profiles/) are presets too: their "hardware" section.
     const bool profile = folder == "profiles";
     const std::string path = (profile ? "calibration/profiles/" : "scenarios/" + folder + "/") + e.name + ".json";
@@ -46,7 +48,14 @@ const std::vector<Preset>& all_presets() {
 
 }  // namespace
 
-std::string_view to_string(PresetKind k) { return k == PresetKind::model ? "model" : "hardware"; }
+std::string_view to_string(PresetKind k) {
+  switch (k) {
+    case PresetKind::model: return "model";
+    case PresetKind::hardware: return "hardware";
+    case PresetKind::engine: return "engine";
+  }
+  return "hardware";
+}
 
 std::vector<const Preset*> presets(PresetKind kind) {
   std::vector<const Preset*> out;

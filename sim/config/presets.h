@@ -1,5 +1,5 @@
-// Built-in presets: the JSON files under scenarios/models/, scenarios/hardware/ and
-// calibration/profiles/ (hardware profiles, their "hardware" section), embedded in
+// Built-in presets: the JSON files under scenarios/models/, scenarios/hardware/, scenarios/engines/
+// and calibration/profiles/ (hardware profiles, their "hardware" section), embedded in
 // the binary at build time so that ess-sim works from any directory.
 #pragma once
 
@@ -11,9 +11,12 @@
 
 namespace ess {
 
-enum class PresetKind { model, hardware };
+enum class PresetKind { model, hardware, engine };
 
-[[nodiscard]] std::string_view to_string(PresetKind k);  // "model", "hardware"
+// Every kind, in the order `ess-sim presets` lists them.
+inline constexpr PresetKind kPresetKinds[] = {PresetKind::model, PresetKind::hardware, PresetKind::engine};
+
+[[nodiscard]] std::string_view to_string(PresetKind k);  // "model", "hardware", "engine"
 
 struct Preset {
   PresetKind kind;
@@ -35,7 +38,7 @@ struct Preset {
 
 namespace detail {
 struct EmbeddedPreset {
-  const char* kind;  // "models", "hardware" (scenarios/ folders) or "profiles" (calibration/profiles/)
+  const char* kind;  // "models", "hardware", "engines" (scenarios/ folders) or "profiles" (calibration/profiles/)
   const char* name;
   const char* text;
 };

@@ -156,7 +156,7 @@ void apply_override(nlohmann::json& document, const Override& o, Origins& origin
     auto it = node->find(token);
     if (it == node->end() || it->is_null()) {
       (*node)[token] = nlohmann::json::object();
-    } else if (it->is_string() && i == 0 && (token == "model" || token == "hardware")) {
+    } else if (it->is_string() && i == 0 && (token == "model" || token == "hardware" || token == "engine")) {
       // "hardware": "h200-sxm" becomes {"preset": "h200-sxm"} so that fields can be overridden.
       *it = nlohmann::json{{"preset", it->get<std::string>()}};
     } else if (is_value_wrapper(*it)) {
@@ -462,6 +462,10 @@ Scenario read_scenario(const nlohmann::json& document, const Origins& origins, c
     s.execution = read_execution(e, s.workload, s.parallelism);
   }
   {
+    auto e = r.object("engine");
+    s.engine = read_engine(e);
+  }
+  {
     auto c = r.object_or_empty("cache");
     s.cache = read_cache(c, s.model, std::filesystem::path(origin).parent_path().string());
   }
@@ -532,6 +536,12 @@ Scenario load_scenario_text(std::string_view text, const std::string& origin, co
   for (const auto& o : overrides) apply_override(document, o, origins);
   (void)resolve_preset_section(document, "model", PresetKind::model, origins, base_dir);
   std::string calibration = resolve_preset_section(document, "hardware", PresetKind::hardware, origins, base_dir);
+  if (!document.contains("engine") || document["engine"].is_null()) {
+    // No engine named: DeepSeek's own, recorded as the default (the resolved scenario names it).
+    document["engine"] = nlohmann::json{{"preset", std::string(kDefaultEngine)}};
+    origins.set("/engine/preset", "default");
+  }
+  (void)resolve_preset_section(document, "engine", PresetKind::engine, origins, base_dir);
   Scenario s = read_scenario(document, origins, origin);
   s.hardware_calibration = std::move(calibration);
   return s;

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/hardware.h"
+#include "sim/config/engine_config.h"
 #include "sim/config/model_config.h"
 #include "sim/config/serving_config.h"
 
@@ -121,6 +122,7 @@ struct Scenario {
   Parallelism parallelism;
   Workload workload;
   ExecutionConfig execution;
+  EngineConfig engine;  // the serving engine's kernels and schedule (scenarios/engines/)
   CacheConfig cache;
   MemoryConfig memory;
   // Present: `ess-sim run` simulates a serving period of arrivals (sim/serving/) instead of a batch.

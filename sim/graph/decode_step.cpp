@@ -22,10 +22,6 @@ namespace ess {
 
 namespace {
 
-Op kernel_op(std::string_view name, OpCategory category, const KernelCost& c) {
-  return Op{name, category, c.time, c.flops, c.bytes};
-}
-
 NormKind norm_kind(NormType t) { return t == NormType::rms ? NormKind::rms : NormKind::layer; }
 
 // FP8 GEMMs (DeepGEMM) take FP8 activations: a per-token-group (1 x 128) quantisation kernel turns
@@ -69,6 +65,17 @@ DecodeStepBuilder::DecodeStepBuilder(const Scenario& scenario, std::int64_t batc
   }
 }
 
+Op DecodeStepBuilder::kernel(std::string_view name, OpCategory category, const KernelCost& c) const {
+  return Op{name, category, c.time + s_.engine.kernel_gap, c.flops, c.bytes};
+}
+
+MlaShape DecodeStepBuilder::mla_shape(Tokens t) const {
+  const auto& a = m_.attention.mla;
+  const MlaKernel& k = *s_.engine.mla_kernel;
+  return MlaShape{t.requests, t.queries_per_request, m_.attention.heads / tp_, a.kv_lora_rank + a.qk_rope_head_dim,
+                  a.kv_lora_rank, m_.attention.cache_bytes_per_token, k.row_tile, k.mma};
+}
+
 std::string_view DecodeStepBuilder::layer_kind(int layer) const {
   if (layer >= m_.layers) return "mtp";
   return (m_.moe && layer >= m_.moe->first_dense_layers) ? "moe" : "dense";
@@ -110,13 +117,13 @@ void DecodeStepBuilder::close_with_allreduce(std::vector<Segment>& out, int laye
 void DecodeStepBuilder::add_quant(std::vector<Segment>& out, int layer, std::string_view label, std::int64_t tokens,
                                   std::int64_t features) const {
   if (!needs_quant(m_.weight_dtype, m_.activation_dtype)) return;
-  append(out, layer, label, kernel_op(opname::act_quant, OpCategory::elementwise, elementwise({tokens * features, 2, 1, DType::fp8}, hw_)));
+  append(out, layer, label, kernel(opname::act_quant, OpCategory::elementwise, elementwise({tokens * features, 2, 1, DType::fp8}, hw_)));
 }
 
 void DecodeStepBuilder::add_embedding(std::vector<Segment>& out, Tokens t) const {
   // Embedding lookup: gather one row per token.
   append(out, -1, "embedding",
-         kernel_op(opname::embedding, OpCategory::elementwise,
+         kernel(opname::embedding, OpCategory::elementwise,
                    elementwise({t.total() * m_.hidden, 1, 1, m_.activation_dtype}, hw_)));
 }
 
@@ -128,7 +135,7 @@ void DecodeStepBuilder::add_attention(std::vector<Segment>& out, int layer, Toke
   const std::int64_t T = t.total();
   const std::int64_t heads = m_.attention.heads / tp_;
   constexpr std::string_view label = "attention";
-  append(out, layer, label, kernel_op(opname::attn_norm, OpCategory::norm, norm({T, m_.hidden, act, norm_kind(m_.norm)}, hw_)));
+  append(out, layer, label, kernel(opname::attn_norm, OpCategory::norm, norm({T, m_.hidden, act, norm_kind(m_.norm)}, hw_)));
 
   if (m_.attention.kind == AttentionKind::mla) {
     const auto& a = m_.attention.mla;
@@ -138,19 +145,19 @@ void DecodeStepBuilder::add_attention(std::vector<Segment>& out, int layer, Toke
     // q_b and the indexer's query projection.
     add_quant(out, layer, label, T, m_.hidden);
     append(out, layer, label,
-           kernel_op(opname::q_a_kv_a, OpCategory::gemm,
+           kernel(opname::q_a_kv_a, OpCategory::gemm,
                      gemm({T, a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim, m_.hidden, w}, hw_)));
-    append(out, layer, label, kernel_op(opname::q_norm, OpCategory::norm, norm({T, a.q_lora_rank, act, NormKind::rms}, hw_)));
-    append(out, layer, label, kernel_op(opname::kv_norm, OpCategory::norm, norm({T, a.kv_lora_rank, act, NormKind::rms}, hw_)));
+    append(out, layer, label, kernel(opname::q_norm, OpCategory::norm, norm({T, a.q_lora_rank, act, NormKind::rms}, hw_)));
+    append(out, layer, label, kernel(opname::kv_norm, OpCategory::norm, norm({T, a.kv_lora_rank, act, NormKind::rms}, hw_)));
     add_quant(out, layer, label, T, a.q_lora_rank);
-    append(out, layer, label, kernel_op(opname::q_b, OpCategory::gemm, gemm({T, heads * qk_head, a.q_lora_rank, w}, hw_)));
+    append(out, layer, label, kernel(opname::q_b, OpCategory::gemm, gemm({T, heads * qk_head, a.q_lora_rank, w}, hw_)));
     if (m_.indexer) {
       const auto& ix = *m_.indexer;
       append(out, layer, label,
-             kernel_op(opname::indexer_q, OpCategory::gemm, gemm({T, ix.heads * ix.head_dim, a.q_lora_rank, w}, hw_)));
+             kernel(opname::indexer_q, OpCategory::gemm, gemm({T, ix.heads * ix.head_dim, a.q_lora_rank, w}, hw_)));
       // Indexer key projection and per-head weights from the hidden state.
       append(out, layer, label,
-             kernel_op(opname::indexer_k_w, OpCategory::gemm, gemm({T, ix.head_dim + ix.heads, m_.hidden, w}, hw_)));
+             kernel(opname::indexer_k_w, OpCategory::gemm, gemm({T, ix.head_dim + ix.heads, m_.hidden, w}, hw_)));
     }
     if (offload) {
       add_offload_attention(out, layer, t, context, access, *record);
@@ -159,47 +166,46 @@ void DecodeStepBuilder::add_attention(std::vector<Segment>& out, int layer, Toke
     if (m_.indexer) {
       const auto& ix = *m_.indexer;
       append(out, layer, label,
-             kernel_op(opname::indexer_score, OpCategory::indexer,
+             kernel(opname::indexer_score, OpCategory::indexer,
                        indexer_scoring({t.requests, t.queries_per_request, ix.heads, ix.head_dim, context,
                                         ix.cache_bytes_per_token},
                                        hw_)));
       append(out, layer, label,
-             kernel_op(opname::indexer_topk, OpCategory::indexer, topk({T, context, ix.top_k}, hw_)));
+             kernel(opname::indexer_topk, OpCategory::indexer, topk({T, context, ix.top_k}, hw_)));
       selected = std::min(ix.top_k, context);
     }
     // Absorbed MLA (FlashMLA decode): queries projected into the latent space per head, attention
     // over latent entries, then the per-head value up-projection.
     append(out, layer, label,
-           kernel_op(opname::q_absorb, OpCategory::gemm, gemm({T, heads * a.kv_lora_rank, a.qk_nope_head_dim, act}, hw_)));
-    const MlaShape shape{t.requests, t.queries_per_request, heads, a.kv_lora_rank + a.qk_rope_head_dim, a.kv_lora_rank,
-                         m_.attention.cache_bytes_per_token};
+           kernel(opname::q_absorb, OpCategory::gemm, gemm({T, heads * a.kv_lora_rank, a.qk_nope_head_dim, act}, hw_)));
+    const MlaShape shape = mla_shape(t);
     const KernelCost attn =
         m_.indexer ? sparse_mla_attention(shape, selected, hw_) : dense_mla_attention(shape, context, hw_);
-    append(out, layer, label, kernel_op(m_.indexer ? opname::sparse_mla : opname::dense_mla, OpCategory::attention, attn));
+    append(out, layer, label, kernel(m_.indexer ? opname::sparse_mla : opname::dense_mla, OpCategory::attention, attn));
     }
     const std::string_view post = offload ? "attention_post" : label;
     append(out, layer, post,
-           kernel_op(opname::v_up, OpCategory::gemm, gemm({T, heads * a.v_head_dim, a.kv_lora_rank, act}, hw_)));
+           kernel(opname::v_up, OpCategory::gemm, gemm({T, heads * a.v_head_dim, a.kv_lora_rank, act}, hw_)));
     add_quant(out, layer, post, T, heads * a.v_head_dim);
-    append(out, layer, post, kernel_op(opname::wo, OpCategory::gemm, gemm({T, m_.hidden, heads * a.v_head_dim, w}, hw_)));
+    append(out, layer, post, kernel(opname::wo, OpCategory::gemm, gemm({T, m_.hidden, heads * a.v_head_dim, w}, hw_)));
   } else {
     const auto& g = m_.attention.gqa;
     const std::int64_t kv_local = std::max<std::int64_t>(1, g.kv_heads / tp_);
     append(out, layer, label,
-           kernel_op(opname::qkv, OpCategory::gemm, gemm({T, (heads + 2 * kv_local) * g.head_dim, m_.hidden, w}, hw_)));
+           kernel(opname::qkv, OpCategory::gemm, gemm({T, (heads + 2 * kv_local) * g.head_dim, m_.hidden, w}, hw_)));
     append(out, layer, label,
-           kernel_op(opname::rope, OpCategory::elementwise,
+           kernel(opname::rope, OpCategory::elementwise,
                      elementwise({T * (heads + kv_local) * g.head_dim, 1, 1, act}, hw_)));
     append(out, layer, label,
-           kernel_op(opname::attention, OpCategory::attention,
+           kernel(opname::attention, OpCategory::attention,
                      gqa_attention({t.requests, t.queries_per_request, heads, kv_local, g.head_dim, context,
                                     m_.attention.cache_dtype, act},
                                    hw_)));
-    append(out, layer, label, kernel_op(opname::o, OpCategory::gemm, gemm({T, m_.hidden, heads * g.head_dim, w}, hw_)));
+    append(out, layer, label, kernel(opname::o, OpCategory::gemm, gemm({T, m_.hidden, heads * g.head_dim, w}, hw_)));
   }
   close_with_allreduce(out, layer, "attn_allreduce", T, replica);
   append(out, layer, offload ? "attention_post" : label,
-         kernel_op(opname::attn_residual, OpCategory::elementwise, elementwise({T * m_.hidden, 2, 1, act}, hw_)));
+         kernel(opname::attn_residual, OpCategory::elementwise, elementwise({T * m_.hidden, 2, 1, act}, hw_)));
   if (offload && t.offloaded > 0) {
     // The new tokens' latent entries go to the host copy of the cache: one contiguous run per
     // request, started now and waited for only at the end of the step.
@@ -273,24 +279,23 @@ void DecodeStepBuilder::add_offload_attention(std::vector<Segment>& out, int lay
   const double missed_per_request = misses / static_cast<double>(t.requests);
   const auto miss_k = static_cast<std::int64_t>(std::llround(missed_per_request));
   const std::int64_t hit_k = selected - miss_k;
-  const MlaShape shape{t.requests, t.queries_per_request, heads, a.kv_lora_rank + a.qk_rope_head_dim, a.kv_lora_rank,
-                       m_.attention.cache_bytes_per_token};
+  const MlaShape shape = mla_shape(t);
   const auto scoring = [&](std::int64_t requests) {
-    return kernel_op(opname::indexer_score, OpCategory::indexer,
+    return kernel(opname::indexer_score, OpCategory::indexer,
                      indexer_scoring({requests, t.queries_per_request, ix.heads, ix.head_dim, context, ix.cache_bytes_per_token}, hw_));
   };
   const auto selecting = [&](std::int64_t requests) {
-    return kernel_op(opname::indexer_topk, OpCategory::indexer, topk({requests * t.queries_per_request, context, ix.top_k}, hw_));
+    return kernel(opname::indexer_topk, OpCategory::indexer, topk({requests * t.queries_per_request, context, ix.top_k}, hw_));
   };
   const auto attention_over = [&](std::string_view name, std::int64_t requests, std::int64_t entries) {
     MlaShape part = shape;
     part.requests = requests;
-    return kernel_op(name, OpCategory::attention, sparse_mla_attention(part, std::max<std::int64_t>(1, entries), hw_));
+    return kernel(name, OpCategory::attention, sparse_mla_attention(part, std::max<std::int64_t>(1, entries), hw_));
   };
-  const Op merge = kernel_op(opname::attention_merge, OpCategory::elementwise,
+  const Op merge = kernel(opname::attention_merge, OpCategory::elementwise,
                              elementwise({T * heads * a.kv_lora_rank, 2, 1, act}, hw_));
   const Op absorb =
-      kernel_op(opname::q_absorb, OpCategory::gemm, gemm({T, heads * a.kv_lora_rank, a.qk_nope_head_dim, act}, hw_));
+      kernel(opname::q_absorb, OpCategory::gemm, gemm({T, heads * a.kv_lora_rank, a.qk_nope_head_dim, act}, hw_));
   const auto fetch_time = [&](double bytes, double runs) {
     const Seconds nvme = bytes > 0 && s_.cache.nvme && fetch.nvme_bytes > 0
                              ? s_.cache.nvme->latency + Bytes(bytes * cold_fraction_) / s_.cache.nvme->bandwidth
@@ -393,15 +398,15 @@ void DecodeStepBuilder::add_dense_mlp(std::vector<Segment>& out, int layer, Toke
   const std::int64_t T = t.total();
   const std::int64_t width = m_.dense_intermediate / tp_;
   constexpr std::string_view label = "mlp";
-  append(out, layer, label, kernel_op(opname::ffn_norm, OpCategory::norm, norm({T, m_.hidden, act, norm_kind(m_.norm)}, hw_)));
+  append(out, layer, label, kernel(opname::ffn_norm, OpCategory::norm, norm({T, m_.hidden, act, norm_kind(m_.norm)}, hw_)));
   add_quant(out, layer, label, T, m_.hidden);
-  append(out, layer, label, kernel_op(opname::gate_up, OpCategory::gemm, gemm({T, 2 * width, m_.hidden, w}, hw_)));
-  append(out, layer, label, kernel_op(opname::act, OpCategory::elementwise, elementwise({T * width, 2, 1, act}, hw_)));
+  append(out, layer, label, kernel(opname::gate_up, OpCategory::gemm, gemm({T, 2 * width, m_.hidden, w}, hw_)));
+  append(out, layer, label, kernel(opname::act, OpCategory::elementwise, elementwise({T * width, 2, 1, act}, hw_)));
   add_quant(out, layer, label, T, width);
-  append(out, layer, label, kernel_op(opname::down, OpCategory::gemm, gemm({T, m_.hidden, width, w}, hw_)));
+  append(out, layer, label, kernel(opname::down, OpCategory::gemm, gemm({T, m_.hidden, width, w}, hw_)));
   close_with_allreduce(out, layer, "mlp_allreduce", T, replica);
   append(out, layer, label,
-         kernel_op(opname::mlp_residual, OpCategory::elementwise, elementwise({T * m_.hidden, 2, 1, act}, hw_)));
+         kernel(opname::mlp_residual, OpCategory::elementwise, elementwise({T * m_.hidden, 2, 1, act}, hw_)));
 }
 
 void DecodeStepBuilder::route_token(Rng& rng, std::vector<std::int64_t>& picked) const {
@@ -422,19 +427,19 @@ void DecodeStepBuilder::add_moe_input(std::vector<Segment>& out, int layer, std:
   const auto& moe = *m_.moe;
   const DType act = m_.activation_dtype;
   const DType w = m_.weight_dtype;
-  append(out, layer, "moe_in", kernel_op(opname::ffn_norm, OpCategory::norm, norm({T, m_.hidden, act, norm_kind(m_.norm)}, hw_)));
+  append(out, layer, "moe_in", kernel(opname::ffn_norm, OpCategory::norm, norm({T, m_.hidden, act, norm_kind(m_.norm)}, hw_)));
   append(out, layer, "moe_in",
-         kernel_op(opname::router, OpCategory::gemm, gemm({T, moe.routed_experts, m_.hidden, DType::bf16}, hw_)));
+         kernel(opname::router, OpCategory::gemm, gemm({T, moe.routed_experts, m_.hidden, DType::bf16}, hw_)));
   append(out, layer, "moe_in",
-         kernel_op(opname::router_topk, OpCategory::elementwise, elementwise({T * moe.routed_experts, 1, 1, DType::fp32}, hw_)));
+         kernel(opname::router_topk, OpCategory::elementwise, elementwise({T * moe.routed_experts, 1, 1, DType::fp32}, hw_)));
   if (shared_width > 0) {
     add_quant(out, layer, "moe_in", T, m_.hidden);
     append(out, layer, "moe_in",
-           kernel_op(opname::shared_gate_up, OpCategory::gemm, gemm({T, 2 * shared_width, m_.hidden, w}, hw_)));
+           kernel(opname::shared_gate_up, OpCategory::gemm, gemm({T, 2 * shared_width, m_.hidden, w}, hw_)));
     append(out, layer, "moe_in",
-           kernel_op(opname::shared_act, OpCategory::elementwise, elementwise({T * shared_width, 2, 1, act}, hw_)));
+           kernel(opname::shared_act, OpCategory::elementwise, elementwise({T * shared_width, 2, 1, act}, hw_)));
     add_quant(out, layer, "moe_in", T, shared_width);
-    append(out, layer, "moe_in", kernel_op(opname::shared_down, OpCategory::gemm, gemm({T, m_.hidden, shared_width, w}, hw_)));
+    append(out, layer, "moe_in", kernel(opname::shared_down, OpCategory::gemm, gemm({T, m_.hidden, shared_width, w}, hw_)));
   }
 }
 
@@ -450,11 +455,11 @@ void DecodeStepBuilder::add_experts(std::vector<Segment>& out, int layer, std::s
   }
   if (rows == 0) return;
   append(out, layer, "experts",
-         kernel_op(opname::experts_gate_up, OpCategory::gemm, grouped_gemm({active, rows, 2 * width, m_.hidden, w}, rows_per_expert, hw_)));
+         kernel(opname::experts_gate_up, OpCategory::gemm, grouped_gemm({active, rows, 2 * width, m_.hidden, w}, rows_per_expert, hw_)));
   append(out, layer, "experts",
-         kernel_op(opname::experts_act, OpCategory::elementwise, elementwise({rows * width, 2, 1, act}, hw_)));
+         kernel(opname::experts_act, OpCategory::elementwise, elementwise({rows * width, 2, 1, act}, hw_)));
   append(out, layer, "experts",
-         kernel_op(opname::experts_down, OpCategory::gemm, grouped_gemm({active, rows, m_.hidden, width, w}, rows_per_expert, hw_)));
+         kernel(opname::experts_down, OpCategory::gemm, grouped_gemm({active, rows, m_.hidden, width, w}, rows_per_expert, hw_)));
 }
 
 void DecodeStepBuilder::add_tp_moe(std::vector<GpuStepPlan>& gpus, int layer, Tokens t, Rng& rng) const {
@@ -490,11 +495,11 @@ void DecodeStepBuilder::add_tp_moe(std::vector<GpuStepPlan>& gpus, int layer, To
       // This GPU's partial sum of the experts' (and shared expert's) outputs, summed over the
       // replica by the all-reduce, then the residual add.
       append(out, layer, "moe_out",
-             kernel_op(opname::combine_sum, OpCategory::elementwise,
+             kernel(opname::combine_sum, OpCategory::elementwise,
                        elementwise({T * m_.hidden, static_cast<int>(moe.experts_per_token) + 1, 1, act}, hw_)));
       close_with_allreduce(out, layer, "moe_allreduce", T, replica);
       append(out, layer, "moe_out",
-             kernel_op(opname::moe_residual, OpCategory::elementwise, elementwise({T * m_.hidden, 2, 1, act}, hw_)));
+             kernel(opname::moe_residual, OpCategory::elementwise, elementwise({T * m_.hidden, 2, 1, act}, hw_)));
     }
   }
 }
@@ -582,7 +587,7 @@ void DecodeStepBuilder::add_moe(std::vector<GpuStepPlan>& gpus, int layer, Token
 
     // Weighted sum of the experts' outputs (plus the shared expert's) and the residual add.
     append(out, layer, "moe_out",
-           kernel_op(opname::combine_sum, OpCategory::elementwise,
+           kernel(opname::combine_sum, OpCategory::elementwise,
                      elementwise({T * m_.hidden, static_cast<int>(moe.experts_per_token) + 2, 1, act}, hw_)));
   }
 }
@@ -590,12 +595,12 @@ void DecodeStepBuilder::add_moe(std::vector<GpuStepPlan>& gpus, int layer, Token
 void DecodeStepBuilder::add_head(std::vector<Segment>& out, int layer, Tokens t) const {
   const std::int64_t T = t.total();
   append(out, layer, "head",
-         kernel_op(opname::final_norm, OpCategory::norm, norm({T, m_.hidden, m_.activation_dtype, norm_kind(m_.norm)}, hw_)));
+         kernel(opname::final_norm, OpCategory::norm, norm({T, m_.hidden, m_.activation_dtype, norm_kind(m_.norm)}, hw_)));
   // Vocabulary-parallel LM head under TP (each rank computes vocab / tp logits).
   append(out, layer, "head",
-         kernel_op(opname::lm_head, OpCategory::gemm, gemm({T, m_.vocab / tp_, m_.hidden, m_.activation_dtype}, hw_)));
+         kernel(opname::lm_head, OpCategory::gemm, gemm({T, m_.vocab / tp_, m_.hidden, m_.activation_dtype}, hw_)));
   append(out, layer, "head",
-         kernel_op(opname::sampling, OpCategory::elementwise, elementwise({T * (m_.vocab / tp_), 1, 1, DType::fp32}, hw_)));
+         kernel(opname::sampling, OpCategory::elementwise, elementwise({T * (m_.vocab / tp_), 1, 1, DType::fp32}, hw_)));
 }
 
 void DecodeStepBuilder::add_mtp_projection(std::vector<Segment>& out, int layer, Tokens t) const {
@@ -604,11 +609,11 @@ void DecodeStepBuilder::add_mtp_projection(std::vector<Segment>& out, int layer,
   // DeepSeek-V3 MTP module: embed the previous token, RMSNorm it and the last hidden state, and
   // project their concatenation (2 x hidden -> hidden) before the module's transformer layer.
   append(out, layer, "mtp_in",
-         kernel_op(opname::mtp_embedding, OpCategory::elementwise, elementwise({T * m_.hidden, 1, 1, act}, hw_)));
+         kernel(opname::mtp_embedding, OpCategory::elementwise, elementwise({T * m_.hidden, 1, 1, act}, hw_)));
   append(out, layer, "mtp_in",
-         kernel_op(opname::mtp_norms, OpCategory::norm, norm({T, 2 * m_.hidden, act, norm_kind(m_.norm)}, hw_)));
+         kernel(opname::mtp_norms, OpCategory::norm, norm({T, 2 * m_.hidden, act, norm_kind(m_.norm)}, hw_)));
   add_quant(out, layer, "mtp_in", T, 2 * m_.hidden);
-  append(out, layer, "mtp_in", kernel_op(opname::eh_proj, OpCategory::gemm, gemm({T, m_.hidden, 2 * m_.hidden, m_.weight_dtype}, hw_)));
+  append(out, layer, "mtp_in", kernel(opname::eh_proj, OpCategory::gemm, gemm({T, m_.hidden, 2 * m_.hidden, m_.weight_dtype}, hw_)));
 }
 
 StepPlan DecodeStepBuilder::build(int step, Rng& rng, const std::vector<LayerAccess>* access) const {

@@ -19,6 +19,8 @@
 #include <span>
 #include <vector>
 
+#include "models/attention.h"
+#include "models/cost.h"
 #include "sim/config/scenario.h"
 #include "sim/graph/op.h"
 #include "sim/graph/rng.h"
@@ -52,6 +54,11 @@ class DecodeStepBuilder {
     std::int64_t offloaded = 0;        // offload: requests of this GPU (this micro-batch) in host memory
     [[nodiscard]] std::int64_t total() const { return requests * queries_per_request; }
   };
+
+  // One launched kernel of cost `c`: its time plus the engine's gap before the next kernel.
+  [[nodiscard]] Op kernel(std::string_view name, OpCategory category, const KernelCost& c) const;
+  // MLA decode attention of `t` on this GPU, as the engine's kernel computes it.
+  [[nodiscard]] MlaShape mla_shape(Tokens t) const;
 
   // One micro-batch's whole step (embedding, layers, head, MTP drafts) into `gpus`.
   void add_pass(std::vector<GpuStepPlan>& gpus, std::int64_t batch, std::int64_t offloaded, std::int64_t context,

@@ -278,6 +278,11 @@ nlohmann::ordered_json results_json(const Scenario& s, const RunResult& r, const
   // How the hardware's cost models were calibrated (null: a datasheet preset, uncalibrated).
   sum["hardware_calibration"] = s.hardware_calibration.empty() ? nlohmann::ordered_json(nullptr)
                                                                : nlohmann::ordered_json(s.hardware_calibration);
+  // The serving engine and what it chose (scenarios/engines/).
+  sum["engine"] = {{"name", s.engine.name},
+                   {"version", s.engine.version},
+                   {"mla_kernel", std::string(s.engine.mla_kernel->name)},
+                   {"kernel_gap_s", s.engine.kernel_gap.value()}};
   sum["gpus"] = r.gpus;
   sum["gpus_per_node"] = s.hardware.gpu.count;
   sum["parallelism"] = {{"attention_dp", s.parallelism.attention_dp},
@@ -360,6 +365,9 @@ std::string results_table(const Scenario& s, const RunResult& r) {
               ? "uncalibrated (datasheet numbers and estimated efficiencies; `ess-sim calibrate` fits a profile)"
               : s.hardware_calibration) +
          "\n";
+  out += "  engine " + s.engine.name + " (" + s.engine.version + "): MLA kernel " + std::string(s.engine.mla_kernel->name) +
+         " (" + std::to_string(s.engine.mla_kernel->row_tile) + "-row tiles, " + std::string(to_string(s.engine.mla_kernel->mma)) +
+         " MMA), " + fmt("%.2f", s.engine.kernel_gap.value() * 1e6) + " us between kernels\n";
   out += "  context " + std::to_string(s.workload.context_length) + " tokens, MTP depth " +
          std::to_string(s.workload.mtp.depth) + " (" + fmt("%.2f", acceptance) + " accepted per step), " +
          std::to_string(r.steps) + " steps\n\n";

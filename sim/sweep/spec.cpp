@@ -50,6 +50,7 @@ const std::vector<SweepMetric>& known_sweep_metrics() {
       {"memory_gpu_bytes.free", "memory_free_bytes"},
       {"execution.micro_batches", "micro_batches"},
       {"execution.step_overhead_s", "step_overhead_s"},
+      {"engine.kernel_gap_s", "engine_kernel_gap_s"},
       {"communication.collectives_s", "collectives_s"},
       {"communication.exposed_s", "collectives_exposed_s"},
       {"communication.hidden_s", "collectives_hidden_s"},

@@ -53,6 +53,18 @@ TEST_CASE("two GPUs with tensor parallelism: kernels plus two all-reduces") {
   for (double t : r.step_time) CHECK(t == Approx(222.768e-6).epsilon(kTol));
 }
 
+TEST_CASE("the engine's kernel gap is paid once per launched kernel") {
+  // The tensor-parallel case above (15 kernels, two all-reduces) with a 1 us gap after each kernel:
+  // 222.768 + 15 x 1 = 237.768 us. The all-reduces are not kernels of the compute stream here.
+  const auto s = load({{"model", one_layer_model(false)},
+                       {"hardware", overhead_only_hardware(2)},
+                       {"parallelism", {{"attention_dp", 1}, {"tensor_parallel", 2}}},
+                       {"engine", {{"preset", "vllm"}, {"kernel_gap", "1us"}}},
+                       {"workload", {{"batch_per_gpu", 1}, {"context_length", 8}, {"decode_steps", 2}}}});
+  auto r = ess::Simulation(s, {}).run();
+  for (double t : r.step_time) CHECK(t == Approx(237.768e-6).epsilon(kTol));
+}
+
 TEST_CASE("collective groups synchronise only their own members") {
   // Tensor parallelism over 2 of 4 GPUs: two independent replicas, each with its own all-reduce
   // group; all four GPUs keep the 2-GPU step time.

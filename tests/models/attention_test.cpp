@@ -214,6 +214,61 @@ TEST_CASE("MTP query tokens share cache reads in dense MLA but not in sparse MLA
   CHECK(ess::dense_mla_attention(mla_shape(4, 2), 2048, hw).bytes.value() == near(7602176.0));
 }
 
+// ---- the kernel: 64-row tiles and the MMA's input type ------------------------------------------
+TEST_CASE("padded_rows rounds up to whole tiles", "[attention]") {
+  CHECK(ess::padded_rows(16, 64) == 64);
+  CHECK(ess::padded_rows(64, 64) == 64);
+  CHECK(ess::padded_rows(65, 64) == 128);
+  CHECK(ess::padded_rows(80, 1) == 80);
+  CHECK_THROWS_AS(ess::padded_rows(0, 64), std::invalid_argument);
+  CHECK_THROWS_AS(ess::padded_rows(16, 0), std::invalid_argument);
+}
+
+TEST_CASE("dense MLA in 64-row tiles: 16 heads cost as 64 until s_q x h_q passes 64", "[attention]") {
+  const ess::Hardware hw = ess::test::test_hardware();
+  // FlashMLA packs a request's s_q x h_q query rows into 64-row tiles (the H20 runs of its dense
+  // test: h_q 16 at s_q 1..4 take one time, s_q 5 twice that).
+  MlaShape s = mla_shape(128, 1, 16);
+  s.row_tile = 64;
+  // executed flops = 2 * 128 * 64 * 4096 * 1088 = 73,014,444,032 for every s_q in 1..4
+  for (std::int64_t sq = 1; sq <= 4; ++sq) {
+    s.queries_per_request = sq;
+    CHECK(ess::dense_mla_attention(s, 4096, hw).flops.value() == near(73014444032.0));
+  }
+  s.queries_per_request = 5;  // 80 rows: two tiles
+  CHECK(ess::dense_mla_attention(s, 4096, hw).flops.value() == near(2.0 * 73014444032.0));
+  // Without tiles the same shape counts its 80 useful rows only.
+  s.row_tile = 1;
+  CHECK(ess::dense_mla_attention(s, 4096, hw).flops.value() == near(73014444032.0 * 80.0 / 64.0));
+}
+
+TEST_CASE("sparse MLA in 64-row tiles pads each query token's heads", "[attention]") {
+  const ess::Hardware hw = ess::test::test_hardware();
+  // TP8 of 128 heads leaves 16 per GPU: each query token still runs a 64-row tile.
+  MlaShape s = mla_shape(4, 2, 16);
+  s.row_tile = 64;
+  // executed flops = 2 * (4 * 2) * 64 * 2048 * 1088 = 2,281,701,376
+  const KernelCost c = ess::sparse_mla_attention(s, 2048, hw);
+  CHECK(c.flops.value() == near(2281701376.0));
+  // bytes are the useful ones: 8 * 2048 * 656 + 8 * 16 * (576 + 512) * 2
+  CHECK(c.bytes.value() == near(8.0 * 2048 * 656 + 8.0 * 16 * 1088 * 2));
+  s.heads = 128;  // two full tiles: no padding
+  CHECK(ess::sparse_mla_attention(s, 2048, hw).flops.value() == near(2.0 * 8 * 128 * 2048 * 1088));
+}
+
+TEST_CASE("MLA with FP8 MMAs is priced at the FP8 peak", "[attention]") {
+  const ess::Hardware hw = ess::test::test_hardware();
+  MlaShape s = mla_shape(4, 2);
+  const KernelCost bf16 = ess::dense_mla_attention(s, 32768, hw);
+  s.compute_dtype = DType::fp8;
+  const KernelCost fp8 = ess::dense_mla_attention(s, 32768, hw);
+  const double ratio = hw.gpu.peak_compute.fp8->value() / hw.gpu.peak_compute.bf16->value();
+  CHECK(fp8.flops.value() == near(bf16.flops.value()));
+  CHECK(fp8.compute.value() == near(bf16.compute.value() / ratio));
+  s.compute_dtype = DType::fp16;
+  CHECK_THROWS_WITH(ess::dense_mla_attention(s, 32768, hw), Catch::Contains("compute_dtype must be bf16 or fp8"));
+}
+
 TEST_CASE("MLA rejects invalid shapes", "[attention][errors]") {
   const ess::Hardware hw = ess::test::test_hardware();
   MlaShape s = mla_shape(0, 1);

@@ -194,7 +194,7 @@ TEST_CASE("the cross-check with the simulator fails on any difference") {
   mine.layers.resize(1, std::vector<ess::runner::RequestAccess>(2));
   mine.layers[0][0].result = {2, 0, 1, 1, 0};  // hits, pinned hits, misses, runs, evictions
   mine.layers[0][1].result = {1, 0, 2, 2, 1};
-  ess::StepStats theirs;
+  ess::CacheStepStats theirs;
   theirs.capacity = 4;
   // Means over 2 requests: misses 1.5, hits 1.5, runs 1.5, evictions 0.5.
   theirs.layers = {ess::LayerStats{1.5, 0.5, 1.5, 1.5, 0.5, 2}};

@@ -1,0 +1,33 @@
+// The serving engine a scenario runs (scenarios/engines/: deepseek, sglang, vllm, trtllm): the
+// choices of an engine that change what a decode step costs, each one a kernel or a schedule the
+// cost models price (never an efficiency fitted to an end-to-end number).
+//
+//   "engine": "sglang"                                  a preset
+//   "engine": {"preset": "vllm", "kernel_gap": "1us"}   a preset with overrides
+//   (absent)                                            the "deepseek" preset, recorded as the default
+#pragma once
+
+#include <string>
+
+#include "models/mla_kernels.h"
+#include "models/units.h"
+#include "sim/config/reader.h"
+
+namespace ess {
+
+inline constexpr std::string_view kDefaultEngine = "deepseek";
+
+struct EngineConfig {
+  std::string name;     // the engine ("deepseek", "sglang", "vllm", "trtllm")
+  std::string version;  // the releases the choices describe
+  // The MLA decode kernel (models/mla_kernels.h): its query-row tile and MMA input type.
+  const MlaKernel* mla_kernel = nullptr;
+  // GPU time between two consecutive kernels of a step, paid once per launched kernel (a step's
+  // kernels replay from a CUDA graph: the launch cost per graph node).
+  Seconds kernel_gap;
+};
+
+// Reads the resolved engine section (the preset already merged in).
+[[nodiscard]] EngineConfig read_engine(ObjectReader& r);
+
+}  // namespace ess

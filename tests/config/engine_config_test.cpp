@@ -1,0 +1,66 @@
+// The scenario's engine section: presets (scenarios/engines/), overrides, the default and errors.
+#include "sim/config/engine_config.h"
+
+#include <catch2/catch.hpp>
+
+#include <string>
+
+#include "sim/config/presets.h"
+#include "tests/config/config_test_support.h"
+
+using ess::test::config_error;
+using ess::test::kOrigin;
+using ess::test::load;
+using ess::test::minimal_scenario;
+
+TEST_CASE("engine: absent, the deepseek preset, recorded as the default", "[config][engine]") {
+  const ess::Scenario s = load(minimal_scenario());
+  CHECK(s.engine.name == "deepseek");
+  REQUIRE(s.engine.mla_kernel != nullptr);
+  CHECK(s.engine.mla_kernel->name == "flashmla");
+  CHECK(s.engine.kernel_gap.value() == Approx(0.58e-6));
+  // The resolved scenario names the engine, and says where each value came from.
+  const auto& engine = s.resolved.at("engine");
+  CHECK(engine.at("name").at("value") == "deepseek");
+  CHECK_THAT(engine.at("kernel_gap").at("source").get<std::string>(), Catch::Contains("ocannl issue 488"));
+}
+
+TEST_CASE("engine: a preset by name, a preset with overrides, --set", "[config][engine]") {
+  auto doc = minimal_scenario();
+  doc["engine"] = "vllm";
+  CHECK(load(doc).engine.name == "vllm");
+  doc["engine"] = {{"preset", "sglang"}, {"kernel_gap", "2us"}, {"mla_kernel", "fp8-mma"}};
+  const ess::Scenario s = load(doc);
+  CHECK(s.engine.name == "sglang");
+  CHECK(s.engine.kernel_gap.value() == Approx(2e-6));
+  CHECK(s.engine.mla_kernel->mma == ess::DType::fp8);
+  const ess::Scenario t = load(minimal_scenario(), {ess::parse_override("engine=trtllm"),
+                                                    ess::parse_override("engine.kernel_gap=0s")});
+  CHECK(t.engine.name == "trtllm");
+  CHECK(t.engine.kernel_gap.value() == 0.0);
+}
+
+TEST_CASE("engine: every preset loads and names a registered MLA kernel", "[config][engine]") {
+  const auto names = ess::preset_names(ess::PresetKind::engine);
+  CHECK(names == std::vector<std::string>{"deepseek", "sglang", "trtllm", "vllm"});
+  for (const auto& name : names) {
+    auto doc = minimal_scenario();
+    doc["engine"] = name;
+    const ess::Scenario s = load(doc);
+    CHECK(s.engine.name == name);
+    CHECK(ess::find_mla_kernel(s.engine.mla_kernel->name) == s.engine.mla_kernel);
+    CHECK_FALSE(s.engine.version.empty());
+  }
+}
+
+TEST_CASE("engine: bad input names the path and what was expected", "[config][engine][errors]") {
+  auto doc = minimal_scenario();
+  doc["engine"] = "sglan";
+  CHECK_THROWS_MATCHES(load(doc), ess::ConfigError, config_error(kOrigin, "/engine", {"unknown engine preset", "sglang"}));
+  doc["engine"] = {{"preset", "vllm"}, {"mla_kernel", "flashml"}};
+  CHECK_THROWS_MATCHES(load(doc), ess::ConfigError, config_error(kOrigin, "/engine/mla_kernel", {"flashmla"}));
+  doc["engine"] = {{"preset", "vllm"}, {"kernel_gaps", "1us"}};
+  CHECK_THROWS_MATCHES(load(doc), ess::ConfigError, config_error(kOrigin, "/engine/kernel_gaps", {"kernel_gap"}));
+  doc["engine"] = {{"preset", "vllm"}, {"kernel_gap", "5ms"}};
+  CHECK_THROWS_MATCHES(load(doc), ess::ConfigError, config_error(kOrigin, "/engine/kernel_gap", {}));
+}
