@@ -12,8 +12,9 @@
 #include <type_traits>
 #include <utility>
 
-#include "models/collective.h"
 #include "models/attention.h"
+#include "models/check.h"
+#include "models/collective.h"
 #include "models/copy.h"
 #include "models/gemm.h"
 #include "sim/config/hardware_config.h"
@@ -132,7 +133,8 @@ std::string pct(double fraction) {
   return s.str();
 }
 
-std::vector<ModelSpec> model_specs(const MeasurementSet& m) {
+// `base`: the hardware as it stands before any fit (base preset and transfers).
+std::vector<ModelSpec> model_specs(const MeasurementSet& m, const Hardware& base) {
   std::vector<ModelSpec> specs;
   const auto seconds_of = [](const auto& points) {
     std::vector<double> v;
@@ -269,6 +271,35 @@ std::vector<ModelSpec> model_specs(const MeasurementSet& m) {
       const double roof = p.compute ? h.gpu.peak_compute.at(DType::bf16, h.gpu.kind).value() * h.kernels.attention.compute_efficiency
                                     : h.gpu.hbm_bandwidth.value() * h.kernels.attention.memory_efficiency;
       return 1.0 / roof;
+    };
+    specs.push_back(std::move(s));
+  }
+  if (!m.dense_attention.empty()) {
+    ModelSpec s;
+    s.name = "dense-attention";
+    s.description = "dense MLA decode kernel times (FlashMLA's test: BF16 cache, 64-row tiles), each bound by one roof";
+    s.measured = seconds_of(m.dense_attention);
+    const auto at = &KernelParams::attention;
+    bool bound[2] = {false, false};  // memory, compute: which roofs the fit on every point binds
+    {
+      Hardware probe = base;
+      probe.kernels.attention = fit_dense_attention(m.dense_attention, {}, base);
+      for (const auto& p : m.dense_attention) {
+        const KernelCost c = dense_mla_attention(p.shape, p.context, probe);
+        bound[c.compute >= c.memory ? 1 : 0] = true;
+      }
+    }
+    if (bound[1]) s.fields.push_back(roofline_field("attention", at, "compute_efficiency", &RooflineParams::compute_efficiency));
+    if (bound[0]) s.fields.push_back(roofline_field("attention", at, "memory_efficiency", &RooflineParams::memory_efficiency));
+    if (m.dense_attention.size() >= 2) {
+      s.fields.push_back(roofline_field("attention", at, "kernel_overhead", &RooflineParams::kernel_overhead));
+    }
+    s.fit = [&m](Hardware& h, std::span<const std::size_t> use) {
+      h.kernels.attention = fit_dense_attention(m.dense_attention, use, h);
+    };
+    s.predict = [&m](const Hardware& h, std::size_t i) {
+      const auto& p = m.dense_attention[i];
+      return dense_mla_attention(p.shape, p.context, h).time.value();
     };
     specs.push_back(std::move(s));
   }
@@ -448,12 +479,20 @@ std::string dotted(const std::vector<std::string>& path) {
   return s;
 }
 
+// gpu.sustained_clock_fraction of a hardware document: 1 when absent (as the scenario reader reads
+// it: the clock of the peaks).
+double sustained_clock(const nlohmann::json& hardware) {
+  const nlohmann::json* v = find_path(hardware, {"gpu", "sustained_clock_fraction", "value"});
+  return v != nullptr && v->is_number() ? v->get<double>() : 1.0;
+}
+
 // Copies the transferable fitted fields of each donor into `doc` (the first donor to have fitted a
 // field wins).
 std::vector<Transferred> apply_transfers(nlohmann::json& doc, const std::vector<std::string>& donors) {
   std::vector<Transferred> out;
   std::set<std::string> taken;
   const nlohmann::json* target_generation = find_path(doc, {"pcie", "generation", "value"});
+  const double target_clock = sustained_clock(doc);
   for (const std::string& path : donors) {
     std::string text;
     const ReadProblem problem = read_whole_file(path, text);
@@ -464,6 +503,7 @@ std::vector<Transferred> apply_transfers(nlohmann::json& doc, const std::vector<
     t.name = donor.contains("name") && donor["name"].is_string() ? donor["name"].get<std::string>() : path;
     t.sha256 = sha256_hex(text);
     const nlohmann::json* donor_generation = find_path(donor, {"pcie", "generation", "value"});
+    const double donor_clock = sustained_clock(donor);
     for (const TransferRule& rule : transfer_rules()) {
       const nlohmann::json* v = find_path(donor, rule.path);
       if (v == nullptr || !v->is_object() || !v->contains("source") || !(*v)["source"].is_string()) continue;
@@ -478,8 +518,15 @@ std::vector<Transferred> apply_transfers(nlohmann::json& doc, const std::vector<
       }
       nlohmann::json* node = &doc;
       for (const auto& key : rule.path) node = &(*node)[key];
-      *node = {{"value", (*v)["value"]},
-               {"source", "transferred from " + t.name + " (" + path + "): " + rule.rule + "; there " + source}};
+      nlohmann::json value = (*v)["value"];
+      std::string how = rule.rule;
+      if (rule.scales_with_clock && value.is_number() && target_clock != donor_clock) {
+        const double scaled = std::min(1.0, value.get<double>() * target_clock / donor_clock);
+        how += "; scaled by the sustained clocks, " + check::number(value.get<double>()) + " x " +
+               check::number(target_clock) + " / " + check::number(donor_clock) + (scaled >= 1.0 ? " (capped at 1)" : "");
+        value = round_significant(scaled, 4);
+      }
+      *node = {{"value", value}, {"source", "transferred from " + t.name + " (" + path + "): " + how + "; there " + source}};
       taken.insert(name);
       t.fields.push_back(name);
     }
@@ -506,7 +553,7 @@ const std::vector<TransferRule>& transfer_rules() {
         r.push_back({{"kernels", kernel, key},
                      "the fraction of the roofs, the size ramps and the overhead of the same kernels on the same SM "
                      "architecture (the peaks and HBM bandwidth they multiply are this GPU's)",
-                     false});
+                     false, std::string_view(key) == "compute_efficiency"});
       }
     }
     const std::string links = "the fraction of the links the all-to-all kernels reach and their fixed time (the link "
@@ -534,7 +581,7 @@ Calibration calibrate(const MeasurementSet& measurements, const CalibrateOptions
   std::vector<Transferred> transferred = apply_transfers(doc, options.transfer);
   Hardware hw = read_back(doc);
   Calibration out;
-  std::vector<ModelSpec> specs = model_specs(measurements);
+  std::vector<ModelSpec> specs = model_specs(measurements, hw);
   const std::string inputs = inputs_summary(measurements);
 
   for (ModelSpec& spec : specs) {
@@ -611,7 +658,7 @@ Calibration calibrate(const MeasurementSet& measurements, const CalibrateOptions
     if (specs[s].write) specs[s].write(hw, doc, source);
   }
   for (const char* model : {"pcie-copy", "pcie-gather", "gather-sm-share", "gemm", "gemm-measured", "grouped-gemm",
-                            "attention", "sparse-attention", "memory-bound", "allreduce", "nvlink-p2p", "alltoall",
+                            "attention", "dense-attention", "sparse-attention", "memory-bound", "allreduce", "nvlink-p2p", "alltoall",
                             "expert-alltoall"}) {
     bool fitted = false;
     for (const auto& r : out.models) fitted = fitted || r.model == model;

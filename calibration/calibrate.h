@@ -39,6 +39,9 @@ struct TransferRule {
   std::vector<std::string> path;  // the field under "hardware"
   std::string rule;               // why it carries over, in words
   bool same_pcie_generation = false;  // only between GPUs whose pcie.generation is equal
+  // A compute efficiency: the donor's value times target / donor gpu.sustained_clock_fraction
+  // (capped at 1), since a fraction of the peak holds the clock the donor sustained.
+  bool scales_with_clock = false;
 };
 [[nodiscard]] const std::vector<TransferRule>& transfer_rules();
 

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/check.h"
+#include "models/mla_kernels.h"
 #include "sim/config/config_error.h"
 #include "sim/config/did_you_mean.h"
 #include "sim/config/json_text.h"
@@ -813,6 +814,61 @@ void read_flashmla(const CsvTable& t, MeasurementInput& in, MeasurementSet& out,
   in.environment = "published TFLOPS and GB/s figures, transcribed; H800 SXM5, CUDA 12.8 for the rows used";
 }
 
+// Third-party runs of FlashMLA's dense decode test (tests/test_flash_mla.py) on H100 and H20
+// (flashmla_h100_h20_dense.csv): BF16 cache, h_kv 1, d 576, dv 512, b requests of mean_s_k tokens.
+// The file prints "<ms> ms, <TFLOPS>, <GB/s>" with FLOP = 2 b s_q h_q s_k (576 + 512) (useful FLOP,
+// before the kernel's 64-row padding) and bytes = (b s_k 576 + b s_q h_q (576 + 512)) 2; TFLOPS and
+// GB/s are whole numbers, so they must agree with ms within 3%. Rows with variable lengths (varlen
+// True: each s_k drawn from normal(mean, mean / 2), the draw not recorded) are skipped: the model
+// prices equal contexts and the file does not say the total.
+constexpr double kMlaBf16EntryBytes = 1152.0;  // (512 + 64) x 2 B
+constexpr double kPrintedRateTolerance = 0.03;
+
+void read_flashmla_dense(const CsvTable& t, MeasurementInput& in, MeasurementSet& out, const ReadOptions& o) {
+  in.format = "flashmla-dense";
+  t.require_known({"gpu", "batch", "s_q", "mean_s_k", "h_q", "varlen", "ms", "tflops", "gbps"}, "FlashMLA dense test");
+  const std::size_t c_gpu = t.column("gpu");
+  const std::size_t c_batch = t.column("batch");
+  const std::size_t c_sq = t.column("s_q");
+  const std::size_t c_sk = t.column("mean_s_k");
+  const std::size_t c_hq = t.column("h_q");
+  const std::size_t c_varlen = t.column("varlen");
+  const std::size_t c_ms = t.column("ms");
+  const std::size_t c_tflops = t.column("tflops");
+  const std::size_t c_gbps = t.column("gbps");
+  std::set<std::string> gpus;
+  for (const CsvRow& r : t.rows()) {
+    const bool varlen = choice(t, r, c_varlen, {"False", "True"}) == "True";
+    if (!keep_gpu(t.text(r, c_gpu), o, in)) continue;
+    const std::int64_t b = t.integer(r, c_batch, kTokens);
+    const std::int64_t sq = t.integer(r, c_sq, kHeads);
+    const std::int64_t sk = t.integer(r, c_sk, kTokens);
+    const std::int64_t h = t.integer(r, c_hq, kHeads);
+    const double seconds = checked_time(t, r, c_ms, positive_number(t, r, c_ms, kMaxSeconds * 1e3, "ms") * 1e-3);
+    const double tflops = positive_number(t, r, c_tflops, kMaxTflops, "TFLOPS");
+    const double gbps = positive_number(t, r, c_gbps, kMaxGbps, "GB/s");
+    if (varlen) {
+      ++in.skipped["variable-length rows (the drawn contexts are not recorded; the model prices equal ones)"];
+      continue;
+    }
+    gpus.insert(t.text(r, c_gpu));
+    const double bd = static_cast<double>(b);
+    const double qh = static_cast<double>(sq) * static_cast<double>(h);
+    const double flops = 2.0 * bd * qh * static_cast<double>(sk) * static_cast<double>(kMlaQkDim + kMlaVDim);
+    const double bytes = (bd * static_cast<double>(sk) * static_cast<double>(kMlaQkDim) +
+                          bd * qh * static_cast<double>(kMlaQkDim + kMlaVDim)) * 2.0;
+    check_agrees(t, r, c_tflops, tflops, flops / seconds / 1e12, kPrintedRateTolerance, "2 b s_q h_q s_k 1088 / ms");
+    check_agrees(t, r, c_gbps, gbps, bytes / seconds / 1e9, kPrintedRateTolerance, "(b s_k 576 + b s_q h_q 1088) 2 / ms");
+    MlaShape shape{b, sq, h, kMlaQkDim, kMlaVDim, Bytes(kMlaBf16EntryBytes)};
+    shape.row_tile = find_mla_kernel("flashmla")->row_tile;
+    out.dense_attention.push_back(DenseMlaPoint{shape, sk, seconds});
+    ++in.used["dense-attention"];
+  }
+  one_gpu(gpus, in);
+  in.date = "third-party runs of February 2025 (the file's header: achatbot PR 123 on Modal H100, FlashMLA issue 30 on H20)";
+  in.environment = "FlashMLA's first release; H100: pytorch 2.6.0 + CUDA 12.6; H20: not recorded";
+}
+
 // DeepEP's low-latency test (deepseek-ai/DeepEP tests/test_low_latency.py, hidden 7168, top-8) counts
 // one token copy as 7408 bytes dispatched (FP8 with scales) and 14336 bytes combined (BF16); the
 // file's header records these.
@@ -1205,6 +1261,13 @@ std::size_t merge_all(MeasurementSet& s) {
                   p.selected, p.shape.entry_bytes.value()};
       },
       [](SparseMlaPoint& p) -> double& { return p.seconds; });
+  merged += merge_duplicates<DenseMlaPoint, KS>(
+      s.dense_attention,
+      [](const DenseMlaPoint& p) {
+        return KS{p.shape.requests, p.shape.queries_per_request, p.shape.heads, p.shape.qk_dim, p.shape.v_dim,
+                  p.context, p.shape.entry_bytes.value()};
+      },
+      [](DenseMlaPoint& p) -> double& { return p.seconds; });
   using KA = std::tuple<int, int, double>;
   merged += merge_duplicates<ExpertAlltoallPoint, KA>(
       s.expert_alltoall, [](const ExpertAlltoallPoint& p) { return KA{p.expert_parallel, p.gpus_per_node, p.bytes}; },
@@ -1254,6 +1317,8 @@ void read_one(std::string_view text, const std::string& path, const ReadOptions&
       read_deepgemm(t, in, part, options);
     } else if (t.has("h_q") && t.has("topk")) {
       read_flashmla(t, in, part, options);
+    } else if (t.has("h_q") && t.has("mean_s_k")) {
+      read_flashmla_dense(t, in, part, options);
     } else if (t.has("dispatch_us")) {
       read_deepep_low_latency(t, in, part, options);
     } else if (t.has("dispatch_gbps") && t.has("tokens_per_batch")) {
@@ -1287,6 +1352,7 @@ void read_one(std::string_view text, const std::string& path, const ReadOptions&
   append(set.grouped_gemm, part.grouped_gemm);
   append(set.sparse_attention, part.sparse_attention);
   append(set.attention_rates, part.attention_rates);
+  append(set.dense_attention, part.dense_attention);
   append(set.expert_alltoall, part.expert_alltoall);
   append(set.alltoall_normal, part.alltoall_normal);
   set.inputs.push_back(std::move(in));

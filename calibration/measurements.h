@@ -16,6 +16,7 @@
 //   deepgemm        DeepGEMM README tables: FP8 GEMM TFLOPS of DeepSeek-V3 shapes, normal and
 //                   grouped (MoE) layouts, on H800, at several README versions
 //   flashmla        FlashMLA decode on H800: dense BF16 peak rates, sparse FP8-KV kernel rates
+//   flashmla-dense  third-party runs of FlashMLA's dense decode test on H100 and H20: kernel times
 //   deepep-ll       DeepEP low-latency dispatch/combine times vs EP size on H800
 //   deepep-normal   DeepEP normal kernels' bottleneck bandwidths (reported beside the fit)
 //   pcie-sweep      vLLM's H100 PCIe Gen5 block-size sweep: cudaMemcpyAsync per block vs a UVA
@@ -51,7 +52,7 @@ class MeasurementError : public std::runtime_error {
 struct MeasurementInput {
   std::string path;    // as given
   std::string format;  // "ess-bench", "vidur-compute", "vidur-network", "liger-norm", "deepgemm", "flashmla",
-                       // "deepep-ll", "deepep-normal", "pcie-sweep"
+                       // "flashmla-dense", "deepep-ll", "deepep-normal", "pcie-sweep"
   std::string sha256;  // of the file's bytes
   std::string gpu;     // the GPU the rows used were measured on, as the file names it
   std::string date;    // when measured, as the file records it, or "not recorded"
@@ -74,6 +75,7 @@ struct MeasurementSet {
   std::vector<GroupedGemmPoint> grouped_gemm;       // DeepGEMM m-grouped (MoE) GEMMs
   std::vector<SparseMlaPoint> sparse_attention;     // FlashMLA sparse decode
   std::vector<KernelRatePoint> attention_rates;     // FlashMLA dense peak rates, oldest first
+  std::vector<DenseMlaPoint> dense_attention;       // FlashMLA dense decode kernel times (H100, H20)
   std::vector<ExpertAlltoallPoint> expert_alltoall; // DeepEP low-latency dispatch and combine
   // DeepEP normal kernels' bottleneck bandwidth (B/s), within a node or across nodes: reported
   // beside the low-latency fit, not fitted.

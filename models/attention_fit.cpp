@@ -6,6 +6,7 @@
 
 #include "models/check.h"
 #include "models/fit.h"
+#include "models/roofline.h"
 
 namespace ess {
 
@@ -43,6 +44,77 @@ RooflineParams fit_sparse_attention(std::span<const SparseMlaPoint> points, std:
   }
   p.compute_efficiency = 1.0 / inverse_efficiency;
   if (with_overhead) p.kernel_overhead = Seconds(zero_below(x[0], kTimeFloorSeconds));
+  return p;
+}
+
+RooflineParams fit_dense_attention(std::span<const DenseMlaPoint> points, std::span<const std::size_t> use,
+                                   const Hardware& hw) {
+  const std::vector<std::size_t> idx = selected_points(use, points.size(), "fit_dense_attention");
+  if (idx.empty()) throw FitError("dense attention: no points");
+  RooflineParams p = hw.kernels.attention;
+  validate_roofline_params(p, "hardware.kernels.attention");
+  const double peak = hw.gpu.peak_compute.at(DType::bf16, hw.gpu.kind).value();
+  const double bandwidth = hw.gpu.hbm_bandwidth.value();
+  const auto n = idx.size();
+  // Each point's compute and memory roofs at efficiency 1 (seconds), from the model itself.
+  std::vector<double> compute(n), memory(n), y(n);
+  for (std::size_t r = 0; r < n; ++r) {
+    const DenseMlaPoint& pt = points[idx[r]];
+    if (!(pt.seconds > 0.0)) throw std::invalid_argument("fit_dense_attention: a measured time must be > 0");
+    const KernelCost c = dense_mla_attention(pt.shape, pt.context, hw);  // validates; executed FLOP
+    compute[r] = c.flops.value() / peak;
+    memory[r] = c.bytes.value() / bandwidth;
+    y[r] = pt.seconds;
+  }
+  std::vector<bool> bound_by_compute(n);
+  const auto assign = [&](const RooflineParams& q) {
+    bool changed = false;
+    for (std::size_t r = 0; r < n; ++r) {
+      const bool c = compute[r] / q.compute_efficiency >= memory[r] / q.memory_efficiency;
+      changed = changed || c != bound_by_compute[r];
+      bound_by_compute[r] = c;
+    }
+    return changed;
+  };
+  (void)assign(p);
+  for (int round = 0; round < 16; ++round) {
+    bool any_compute = false;
+    bool any_memory = false;
+    for (std::size_t r = 0; r < n; ++r) (bound_by_compute[r] ? any_compute : any_memory) = true;
+    const bool with_overhead = n >= 2;
+    // Columns: [1 (overhead)], [C of compute-bound points], [M of memory-bound points].
+    std::vector<int> column_of;  // 0 overhead, 1 compute, 2 memory
+    if (with_overhead) column_of.push_back(0);
+    if (any_compute) column_of.push_back(1);
+    if (any_memory) column_of.push_back(2);
+    Eigen::MatrixXd a = Eigen::MatrixXd::Zero(static_cast<Eigen::Index>(n), static_cast<Eigen::Index>(column_of.size()));
+    Eigen::VectorXd target(static_cast<Eigen::Index>(n));
+    for (std::size_t r = 0; r < n; ++r) {
+      const auto row = static_cast<Eigen::Index>(r);
+      target[row] = with_overhead ? y[r] : y[r] - p.kernel_overhead.value();
+      if (!(target[row] > 0.0)) throw FitError("dense attention: a point is shorter than the base kernel_overhead");
+      for (std::size_t c = 0; c < column_of.size(); ++c) {
+        const auto col = static_cast<Eigen::Index>(c);
+        if (column_of[c] == 0) a(row, col) = 1.0;
+        if (column_of[c] == 1 && bound_by_compute[r]) a(row, col) = compute[r];
+        if (column_of[c] == 2 && !bound_by_compute[r]) a(row, col) = memory[r];
+      }
+    }
+    const Eigen::VectorXd x = relative_nonnegative_least_squares(a, target);
+    RooflineParams next = p;
+    for (std::size_t c = 0; c < column_of.size(); ++c) {
+      const double v = x[static_cast<Eigen::Index>(c)];
+      if (column_of[c] == 0) next.kernel_overhead = Seconds(zero_below(v, kTimeFloorSeconds));
+      if (column_of[c] == 0) continue;
+      if (!(v >= 1.0) || !std::isfinite(v)) {
+        throw FitError(std::string("dense attention: the points imply ") + check::number(100.0 / v) + "% of the " +
+                       (column_of[c] == 1 ? "BF16 peak" : "HBM bandwidth") + " (outside (0, 100%])");
+      }
+      (column_of[c] == 1 ? next.compute_efficiency : next.memory_efficiency) = 1.0 / v;
+    }
+    p = next;
+    if (!assign(p)) break;
+  }
   return p;
 }
 

@@ -28,6 +28,25 @@ struct SparseMlaPoint {
 [[nodiscard]] RooflineParams fit_sparse_attention(std::span<const SparseMlaPoint> points,
                                                   std::span<const std::size_t> use, const Hardware& hw);
 
+// A dense MLA decode kernel time of a whole shape (FlashMLA's dense test on H100 and H20,
+// calibration/data/public/deepseek/flashmla_h100_h20_dense.csv): every request attends to
+// `context` entries.
+struct DenseMlaPoint {
+  MlaShape shape;  // row_tile 64: FlashMLA's tiles
+  std::int64_t context = 0;
+  double seconds = 0.0;  // measured, > 0
+};
+
+// kernels.attention from dense MLA kernel times: time = kernel_overhead + max(C / compute_efficiency,
+// M / memory_efficiency), C = the executed (tile-padded) FLOP / peak_compute.bf16 and M = bytes /
+// hbm_bandwidth. Each point is bound by one roof; which one is found by iterating: bind each point
+// to the roof the current parameters say (base's to start), fit relative NNLS on [1, C | 0, 0 | M],
+// until no point changes roof (at most 16 rounds). An efficiency with no point bound by its roof
+// keeps base's value; the overhead is fitted with two points or more. Throws FitError when an
+// efficiency comes out above 1 or no point is given.
+[[nodiscard]] RooflineParams fit_dense_attention(std::span<const DenseMlaPoint> points,
+                                                 std::span<const std::size_t> use, const Hardware& hw);
+
 // A published peak rate of a kernel: FLOP/s (compute) or B/s (memory).
 struct KernelRatePoint {
   bool compute = false;

@@ -46,6 +46,11 @@ struct GpuSpec {
   Bytes hbm_capacity;            // per GPU
   BytesPerSecond hbm_bandwidth;  // per GPU, datasheet peak
   PeakCompute peak_compute;
+  // The SM clock a compute-bound kernel sustains under the power limit, as a fraction of the clock
+  // the peaks are specified at (in (0, 1]). The cost models do not read it: the fitted compute
+  // efficiencies already hold it. Calibration's transfer rule does: a compute efficiency fitted on
+  // one GPU moves to another scaled by the ratio of their sustained clocks (calibration/README.md).
+  double sustained_clock_fraction = 1.0;
   std::optional<GpuPower> power;  // absent: no energy is reported
 };
 

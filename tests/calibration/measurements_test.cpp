@@ -858,6 +858,37 @@ TEST_CASE("FlashMLA CSV: dense peak rates (the last of each) and sparse kernel t
   CHECK(skipped(m.inputs[0], "superseded") == 1);
 }
 
+TEST_CASE("FlashMLA dense test CSV: fixed-length kernel times with 64-row tiles, variable lengths skipped",
+          "[measurements][deepseek]") {
+  const ess::test::ScratchDir dir("flashmla-dense");
+  const std::string header = "gpu,batch,s_q,mean_s_k,h_q,varlen,ms,tflops,gbps\n";
+  const auto m = read({write(dir, "f.csv",
+                             "# comment\n" + header +
+                                 "H20,128,1,4096,16,False,0.601,30,1012\n"
+                                 "H20,128,1,4096,16,True,0.627,29,975\n"
+                                 "H20,128,2,4096,128,False,2.379,123,284\n")});
+  CHECK(m.inputs[0].format == "flashmla-dense");
+  REQUIRE(m.dense_attention.size() == 2);
+  const auto& p = m.dense_attention[0];
+  CHECK(p.shape.requests == 128);
+  CHECK(p.shape.queries_per_request == 1);
+  CHECK(p.shape.heads == 16);
+  CHECK(p.shape.row_tile == 64);
+  CHECK(p.shape.entry_bytes.value() == 1152.0);  // BF16 cache: (512 + 64) x 2
+  CHECK(p.context == 4096);
+  CHECK(p.seconds == same(0.601e-3));
+  CHECK(skipped(m.inputs[0], "variable-length") == 1);
+  // A TFLOPS figure that disagrees with its time (2 b s_q h_q s_k 1088 / ms = 30.4) is a typing error.
+  CHECK_THROWS_WITH(read({write(dir, "bad.csv", header + "H20,128,1,4096,16,False,0.601,40,1012\n")}),
+                    Contains("line 2, column 8: \"tflops\""));
+  // Rows of two GPUs need --gpu, which keeps one.
+  const std::string two = header + "H20,128,1,4096,16,False,0.601,30,1012\nH100,128,1,4096,16,False,0.215,85,2826\n";
+  CHECK_THROWS_WITH(read({write(dir, "two.csv", two)}), Contains("several GPUs"));
+  const auto h100 = read({write(dir, "two2.csv", two)}, "H100");
+  REQUIRE(h100.dense_attention.size() == 1);
+  CHECK(h100.dense_attention[0].seconds == same(0.215e-3));
+}
+
 TEST_CASE("DeepEP low-latency CSV: NVLink rows, bytes as DeepEP counts them", "[measurements][deepseek]") {
   const ess::test::ScratchDir dir("deepep");
   const auto m = read({write(dir, "d.csv",
@@ -930,4 +961,7 @@ TEST_CASE("the shipped DeepSeek tables are read with the points their headers de
   CHECK(m.sparse_attention.size() == 2);
   CHECK(m.expert_alltoall.size() == 12);  // 6 EP sizes x dispatch, combine
   CHECK(m.alltoall_normal.size() == 8);   // EP 8 NVLink, EP 16-64 RDMA (newest) x dispatch, combine
+  // FlashMLA's dense test: 5 fixed-length H100 rows, 18 fixed-length H20 rows.
+  CHECK(read({d + "flashmla_h100_h20_dense.csv"}, "H100").dense_attention.size() == 5);
+  CHECK(read({d + "flashmla_h100_h20_dense.csv"}, "H20").dense_attention.size() == 18);
 }

@@ -144,7 +144,7 @@ TEST_CASE("calibrate recovers the parameters that generated a synthetic ess-benc
     }
   }
   // ess-bench measures every model but the DeepSeek kernel classes (DeepGEMM grouped, FlashMLA, DeepEP).
-  CHECK(c.not_fitted == std::vector<std::string>{"grouped-gemm", "attention", "sparse-attention", "expert-alltoall"});
+  CHECK(c.not_fitted == std::vector<std::string>{"grouped-gemm", "attention", "dense-attention", "sparse-attention", "expert-alltoall"});
   // And the profile written is the one read back.
   CHECK(c.profile.at("hardware").at("pcie").at("h2d_bandwidth").at("value") == "53.1GB/s");
 }
@@ -198,6 +198,33 @@ TEST_CASE("transfer: carries a donor's fitted efficiencies, ramps and overheads,
   REQUIRE(c.profile["calibration"].contains("transferred"));
   CHECK(c.profile["calibration"]["transferred"][0]["fields"].size() == 19);
   CHECK(c.profile["calibration"]["inputs"].empty());
+}
+
+TEST_CASE("transfer: compute efficiencies scale by the sustained clocks, memory efficiencies do not",
+          "[calibration][transfer]") {
+  // h800-sxm-measured (sustains 0.808 of its boost clock) into an H20 (assumed to sustain 1.0).
+  const std::string donor = std::string(ESS_SOURCE_DIR) + "/calibration/profiles/h800-sxm-measured.json";
+  ess::CalibrateOptions o;
+  o.base = "h20";
+  o.name = "h20-transferred";
+  o.transfer = {donor};
+  const ess::Calibration c = ess::calibrate(ess::MeasurementSet{}, o);
+  const ess::Hardware from = ess::load_hardware_preset(donor);
+  const ess::Hardware& h = c.hardware;
+  REQUIRE(from.gpu.sustained_clock_fraction == Approx(0.808));
+  REQUIRE(h.gpu.sustained_clock_fraction == 1.0);
+  const double ratio = 1.0 / 0.808;
+  CHECK(h.kernels.attention.compute_efficiency == Approx(from.kernels.attention.compute_efficiency * ratio).epsilon(1e-3));
+  CHECK(h.kernels.grouped_gemm.compute_efficiency ==
+        Approx(from.kernels.grouped_gemm.compute_efficiency * ratio).epsilon(1e-3));
+  CHECK(h.kernels.attention.memory_efficiency == from.kernels.attention.memory_efficiency);
+  CHECK(h.kernels.grouped_gemm.compute_ramp.value() == from.kernels.grouped_gemm.compute_ramp.value());
+  CHECK_THAT(c.profile["hardware"]["kernels"]["attention"]["compute_efficiency"]["source"].get<std::string>(),
+             Catch::Contains("scaled by the sustained clocks"));
+  // Between GPUs of one clock the value is copied as it is (h800 into h200: both 0.808).
+  o.base = "h200-sxm";
+  const ess::Calibration same_clock = ess::calibrate(ess::MeasurementSet{}, o);
+  CHECK(same_clock.hardware.kernels.attention.compute_efficiency == from.kernels.attention.compute_efficiency);
 }
 
 TEST_CASE("transfer: keeps PCIe values within one PCIe generation", "[calibration][transfer]") {

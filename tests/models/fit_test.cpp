@@ -15,6 +15,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "models/collective.h"
@@ -1011,6 +1012,46 @@ TEST_CASE("sparse attention fit: efficiency and overhead from two compute-bound 
   // Faster than the peak: not a kernel of this GPU.
   const std::vector<ess::SparseMlaPoint> too_fast = {{shape, 2048, 1e-6}, {shape, 32768, 2e-6}};
   CHECK_THROWS_AS(ess::fit_sparse_attention(too_fast, {}, hw), FitError);
+}
+
+TEST_CASE("dense attention fit: each point bound by one roof, both efficiencies and the overhead", "[fit][attention]") {
+  // A Hopper-like ridge: bf16 400 TFLOP/s over HBM 1 TB/s; attention starts at 0.4, 0.8, 3 us.
+  ess::Hardware hw = ess::test::test_hardware();
+  hw.gpu.peak_compute.bf16 = ess::FlopsPerSecond(400e12);
+  // Truth: 70% of the BF16 peak, 85% of HBM, 5 us; FlashMLA shapes (BF16 cache, 64-row tiles).
+  ess::Hardware truth = hw;
+  truth.kernels.attention.compute_efficiency = 0.7;
+  truth.kernels.attention.memory_efficiency = 0.85;
+  truth.kernels.attention.kernel_overhead = ess::Seconds(5e-6);
+  const auto shape = [](std::int64_t sq, std::int64_t heads) {
+    ess::MlaShape s{128, sq, heads, 576, 512, ess::Bytes(1152.0)};
+    s.row_tile = 64;
+    return s;
+  };
+  std::vector<ess::DenseMlaPoint> points;
+  for (const auto& [sq, heads, context] : std::vector<std::tuple<std::int64_t, std::int64_t, std::int64_t>>{
+           {1, 16, 4096}, {1, 16, 8192}, {2, 128, 4096}, {4, 128, 4096}, {8, 64, 8192}}) {
+    const ess::MlaShape s = shape(sq, heads);
+    points.push_back({s, context, ess::dense_mla_attention(s, context, truth).time.value()});
+  }
+  // At this ridge (329 FLOP/B at the true efficiencies) h_q 16 at s_q 1 (64 padded rows, 121 FLOP/B)
+  // is memory-bound, h_q 128 at s_q >= 2 (483 FLOP/B and up) compute-bound.
+  CHECK(ess::dense_mla_attention(points[0].shape, 4096, truth).bound == ess::Bound::memory);
+  CHECK(ess::dense_mla_attention(points[3].shape, 4096, truth).bound == ess::Bound::compute);
+  const ess::RooflineParams p = ess::fit_dense_attention(points, {}, hw);
+  CHECK(p.compute_efficiency == Approx(0.7).epsilon(1e-9));
+  CHECK(p.memory_efficiency == Approx(0.85).epsilon(1e-9));
+  CHECK(p.kernel_overhead.value() == Approx(5e-6).epsilon(1e-6));
+  // Compute-bound points only: the memory efficiency stays the base's.
+  const std::vector<std::size_t> compute_only = {2, 3, 4};
+  const ess::RooflineParams c = ess::fit_dense_attention(points, compute_only, hw);
+  CHECK(c.compute_efficiency == Approx(0.7).epsilon(1e-9));
+  CHECK(c.memory_efficiency == hw.kernels.attention.memory_efficiency);
+  // Faster than the roofs: an error, not an efficiency above 1.
+  std::vector<ess::DenseMlaPoint> too_fast = points;
+  for (auto& pt : too_fast) pt.seconds *= 0.3;
+  CHECK_THROWS_AS(ess::fit_dense_attention(too_fast, {}, hw), FitError);
+  CHECK_THROWS_AS(ess::fit_dense_attention({}, {}, hw), FitError);
 }
 
 TEST_CASE("dense attention from published rates: rate over the datasheet roof", "[fit][attention]") {
