@@ -13,6 +13,7 @@
 #include "sim/config/profile.h"
 #include "sim/config/physical_ranges.h"
 #include "sim/config/reader.h"
+#include "sim/config/synthetic_locality.h"
 #include "sim/config/utf8.h"
 
 #include "sim/offload/access_model.h"
@@ -373,7 +374,8 @@ void read_prefetch(ObjectReader& cache, CacheConfig& c, const ModelConfig& model
   r.finish();
 }
 
-CacheConfig read_cache(ObjectReader& r, const ModelConfig& model, const std::string& scenario_dir) {
+// `indexer_layers`: main layers plus the MTP modules in use (the layers the cache simulation runs).
+CacheConfig read_cache(ObjectReader& r, const ModelConfig& model, int indexer_layers, const std::string& scenario_dir) {
   CacheConfig c;
   const std::string mode = r.choice_or("mode", {"gpu", "offload"}, "gpu");
   if (mode == "gpu") {
@@ -409,6 +411,11 @@ CacheConfig read_cache(ObjectReader& r, const ModelConfig& model, const std::str
       const std::string file = a.text("file");
       const std::filesystem::path p(file);
       c.access.file = p.is_absolute() || scenario_dir.empty() ? file : (std::filesystem::path(scenario_dir) / p).string();
+      for (const char* key : kSyntheticLocalityKeys) {
+        if (a.has(key)) a.fail(key, "has no effect with access model \"" + c.access.model + "\" (the selections are recorded)");
+      }
+    } else {
+      c.access.synthetic = read_synthetic_locality(a, indexer_layers);
     }
     a.finish();
   }
@@ -467,7 +474,8 @@ Scenario read_scenario(const nlohmann::json& document, const Origins& origins, c
   }
   {
     auto c = r.object_or_empty("cache");
-    s.cache = read_cache(c, s.model, std::filesystem::path(origin).parent_path().string());
+    s.cache = read_cache(c, s.model, static_cast<int>(s.model.layers) + s.workload.mtp.depth - 1,
+                         std::filesystem::path(origin).parent_path().string());
   }
   {
     auto m = r.object_or_empty("memory");

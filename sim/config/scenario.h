@@ -15,6 +15,7 @@
 #include "sim/config/engine_config.h"
 #include "sim/config/model_config.h"
 #include "sim/config/serving_config.h"
+#include "sim/offload/synthetic_access.h"
 
 namespace ess {
 
@@ -63,6 +64,9 @@ enum class TransferPath { gather, copy };
 struct AccessConfig {
   std::string model = "synthetic";  // "synthetic" or "replay"
   std::string file;                 // replay: the trace file (relative paths: to the scenario)
+  // synthetic: its locality (sim/config/synthetic_locality.h); layers, top_k and seed are set by
+  // the run from the model and the scenario seed.
+  SyntheticAccessParams synthetic;
 };
 
 // An optional NVMe tier below host memory: entries that do not fit in host memory live there.

@@ -43,7 +43,7 @@ OffloadSource::OffloadSource(const Scenario& scenario, const DecodeStepBuilder& 
   if (c.access.model == "replay") {
     access_model_ = std::move(replay);  // loaded and checked against this run by preflight()
   } else {
-    SyntheticAccessParams params;
+    SyntheticAccessParams params = c.access.synthetic;  // the scenario's locality
     params.layers = builder.layer_count();
     params.top_k = top_k;
     params.seed = synthetic_access_seed(scenario.seed);
