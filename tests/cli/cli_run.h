@@ -28,6 +28,12 @@ inline CliRun run_cli(const std::vector<std::string>& args) {
 // The bundled scenario most CLI tests run.
 inline const std::string kBundledScenario = std::string(ESS_SOURCE_DIR) + "/scenarios/dsv32-baseline-32k.json";
 
+// The short names the CLI tests use (`using ess::test::run;`): one definition, so that test files
+// compiled together (the sanitizer build's unity batches) do not define them twice.
+using Run = CliRun;
+inline CliRun run(const std::vector<std::string>& args) { return run_cli(args); }
+inline const std::string& kScenario = kBundledScenario;
+
 // The lines of `text`, without their '\n' (a last line without one counts too).
 inline std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;

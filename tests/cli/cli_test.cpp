@@ -13,9 +13,9 @@
 
 namespace {
 
-using Run = ess::test::CliRun;
-Run run(const std::vector<std::string>& args) { return ess::test::run_cli(args); }
-const std::string kScenario = ess::test::kBundledScenario;
+using ess::test::Run;
+using ess::test::run;
+using ess::test::kScenario;
 
 std::filesystem::path temp_file(const std::string& name, const std::string& text) {
   const auto dir = std::filesystem::temp_directory_path() / "ess-sim-cli-test";

@@ -19,8 +19,8 @@
 
 namespace {
 
-using Run = ess::test::CliRun;
-Run run(const std::vector<std::string>& args) { return ess::test::run_cli(args); }
+using ess::test::Run;
+using ess::test::run;
 
 nlohmann::json json_of(const std::vector<std::string>& args) {
   const auto r = run(args);

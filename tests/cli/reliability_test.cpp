@@ -14,9 +14,9 @@
 
 namespace {
 
-using Run = ess::test::CliRun;
-Run run(const std::vector<std::string>& args) { return ess::test::run_cli(args); }
-const std::string kScenario = ess::test::kBundledScenario;
+using ess::test::Run;
+using ess::test::run;
+using ess::test::kScenario;
 
 }  // namespace
 

@@ -16,6 +16,7 @@
 #include "sim/sweep/runner.h"
 #include "sim/sweep/search.h"
 #include "tests/scratch_dir.h"
+#include "tests/cli/cli_run.h"
 
 #ifndef ESS_SIM_BINARY
 #error "ESS_SIM_BINARY must be defined by tests/CMakeLists.txt"
@@ -25,7 +26,7 @@ namespace {
 
 using ess::test::ScratchDir;
 
-const std::string kScenario = std::string(ESS_SOURCE_DIR) + "/scenarios/dsv32-baseline-32k.json";
+using ess::test::kScenario;
 
 ess::SearchContext context(const ScratchDir& dir) {
   ess::SearchContext c;

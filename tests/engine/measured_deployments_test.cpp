@@ -19,16 +19,16 @@ namespace {
 
 const std::string kFolder = std::string(ESS_SOURCE_DIR) + "/scenarios/measured/";
 
-struct Measured {
+struct MeasuredDeployment {
   double step_ms = 0.0;
   double ceiling_pct = 0.0;
   std::string source_row;
 };
 
-std::map<std::string, Measured> read_measured() {
+std::map<std::string, MeasuredDeployment> read_measured() {
   std::ifstream in(kFolder + "measured.csv");
   REQUIRE(in.good());
-  std::map<std::string, Measured> rows;
+  std::map<std::string, MeasuredDeployment> rows;
   std::string line;
   bool header = true;
   while (std::getline(in, line)) {
@@ -43,7 +43,7 @@ std::map<std::string, Measured> read_measured() {
     std::string cell;
     while (std::getline(ss, cell, ',')) cells.push_back(cell);
     REQUIRE(cells.size() == 6);
-    rows[cells[0]] = Measured{std::stod(cells[2]), std::stod(cells[5]), cells[1]};
+    rows[cells[0]] = MeasuredDeployment{std::stod(cells[2]), std::stod(cells[5]), cells[1]};
   }
   return rows;
 }
@@ -51,7 +51,7 @@ std::map<std::string, Measured> read_measured() {
 void check_deployment(const std::string& name) {
   const auto rows = read_measured();
   REQUIRE(rows.count(name) == 1);
-  const Measured& m = rows.at(name);
+  const MeasuredDeployment& m = rows.at(name);
   const ess::Scenario s = ess::load_scenario(kFolder + name + ".json");
   ess::Simulation sim(s, ess::SimulationOptions(2, 0));
   const ess::RunResult r = sim.run();

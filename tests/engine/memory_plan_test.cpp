@@ -6,7 +6,7 @@
 
 namespace {
 
-ess::Scenario bundled(const std::string& name, const std::vector<std::string>& sets = {}) {
+ess::Scenario bundled_scenario(const std::string& name, const std::vector<std::string>& sets = {}) {
   std::vector<ess::Override> overrides;
   for (const auto& s : sets) overrides.push_back(ess::parse_override(s));
   return ess::load_scenario(std::string(ESS_SOURCE_DIR) + "/scenarios/" + name + ".json", overrides);
@@ -18,13 +18,13 @@ TEST_CASE("Llama-2-7B weights are its 6,738,415,616 parameters in fp16") {
   // Per layer: qkv 4096 x 12288 + o 4096 x 4096 + gate/up/down 3 x 4096 x 11008 + 2 norms of 4096
   // = 202,383,360; x 32 layers + embedding and LM head 2 x 32000 x 4096 + final norm 4096
   // = 6,738,415,616 (the parameter count Hugging Face reports). x 2 bytes:
-  const auto s = bundled("llama2-7b-a100-decode");
+  const auto s = bundled_scenario("llama2-7b-a100-decode");
   CHECK(ess::weight_bytes_per_gpu(s).value() == 13476831232.0);
 }
 
 TEST_CASE("Llama-2-7B KV cache: 2 x 32 heads x 128 x 2 B per token per layer") {
   // 512 context + 16 steps x depth 1 = 528 tokens; 32 layers x 528 x 16,384 B = 276,824,064 B.
-  const auto s = bundled("llama2-7b-a100-decode");
+  const auto s = bundled_scenario("llama2-7b-a100-decode");
   CHECK(ess::cache_tokens(s) == 528);
   const auto b = ess::plan_memory(s, 1);
   CHECK(b.line("kv_cache").value() == 276824064.0);
@@ -41,7 +41,7 @@ TEST_CASE("DeepSeek-V3.2-Exp on 8 x H200 with EP8 holds 103.48 GB of weights per
   // 61 layers + 1 MTP module (a MoE layer, plus 102,814,208 B of eh_proj and norms), embedding and
   // LM head 2 x 129280 x 7168 x 2 B: 62 x 201,591,232 + 3 x 396,472,832 + 59 x 1,457,365,504
   // + 102,814,208 + 3,706,730,496 = 103,482,184,320 B.
-  const auto s = bundled("dsv32-baseline-32k");
+  const auto s = bundled_scenario("dsv32-baseline-32k");
   CHECK(ess::weight_bytes_per_gpu(s).value() == 103482184320.0);
 }
 
@@ -50,7 +50,7 @@ TEST_CASE("the largest DeepSeek-V3.2-Exp batch at 32K on an H200 is 18 requests 
   // weights 103,482,184,320 -> 30,049,670,118 B for caches and activations.
   // One request caches 32768 + 16 x 2 = 32,800 tokens x 62 layers x (656 + 132) B = 1,602,489,600 B.
   // 18 requests: 28,844,812,800 B + activations (tens of MB) fits; 19: 30,447,302,400 does not.
-  const auto s = bundled("dsv32-baseline-32k");
+  const auto s = bundled_scenario("dsv32-baseline-32k");
   CHECK(ess::resolve_batch(s) == 18);
   const auto b = ess::plan_memory(s, 18);
   CHECK(b.line("latent_cache").value() == 18.0 * 32800 * 62 * 656);
@@ -62,13 +62,13 @@ TEST_CASE("the largest DeepSeek-V3.2-Exp batch at 32K on an H200 is 18 requests 
 TEST_CASE("the largest DeepSeek-V3.2-Exp batch at 128K on an H200 is 4 requests per GPU") {
   // One request: (131072 + 32) x 62 x 788 B = 6,405,409,088 B; 4 of them 25.6 GB fit in the
   // 30.05 GB left, 5 (32.0 GB) do not.
-  const auto s = bundled("dsv32-baseline-128k");
+  const auto s = bundled_scenario("dsv32-baseline-128k");
   CHECK(ess::resolve_batch(s) == 4);
 }
 
 TEST_CASE("the memory lines and the free memory add up to the HBM capacity") {
   for (const char* name : {"dsv32-baseline-32k", "dsv32-baseline-128k", "llama2-7b-a100-decode"}) {
-    const auto s = bundled(name);
+    const auto s = bundled_scenario(name);
     const auto b = ess::plan_memory(s, ess::resolve_batch(s));
     ess::Bytes sum = b.free();
     for (const auto& l : b.lines) {
@@ -81,7 +81,7 @@ TEST_CASE("the memory lines and the free memory add up to the HBM capacity") {
 }
 
 TEST_CASE("memory grows with the batch, and a batch that does not fit is an error with the budget") {
-  const auto s = bundled("dsv32-baseline-32k", {"workload.batch_per_gpu=64"});
+  const auto s = bundled_scenario("dsv32-baseline-32k", {"workload.batch_per_gpu=64"});
   CHECK(ess::plan_memory(s, 2).used() > ess::plan_memory(s, 1).used());
   CHECK_THROWS_AS(ess::resolve_batch(s), ess::CapacityError);
   CHECK_THROWS_WITH(ess::resolve_batch(s), Catch::Contains("batch_per_gpu 64 does not fit") &&
@@ -89,7 +89,7 @@ TEST_CASE("memory grows with the batch, and a batch that does not fit is an erro
 }
 
 TEST_CASE("a model whose weights do not fit reports that not even one request fits") {
-  const auto s = bundled("dsv32-baseline-32k", {"parallelism.expert_parallel=1"});
+  const auto s = bundled_scenario("dsv32-baseline-32k", {"parallelism.expert_parallel=1"});
   CHECK_THROWS_WITH(ess::resolve_batch(s), Catch::Contains("not even one request") && Catch::Contains("weights"));
 }
 
@@ -111,7 +111,7 @@ TEST_CASE("memory protection: above 90% of a socket's memory, requests stay GPU-
   // caches (131072 + 8 steps x 2) = 131,088 tokens x 62 layers x 656 B = 5,331,611,136 B in host
   // memory; 90% of 1 TB holds floor(9e11 / 5,331,611,136) = 168 of them per socket, shared by 4
   // GPUs: 42 per GPU. Of a batch of 54, 12 per GPU stay GPU-only.
-  const auto s = bundled("dsv32-ess-128k", {"hardware.cpu.dram_capacity_per_socket=1TB"});
+  const auto s = bundled_scenario("dsv32-ess-128k", {"hardware.cpu.dram_capacity_per_socket=1TB"});
   const auto p = ess::place_requests(s, 54);
   CHECK(p.offloaded == 42);
   CHECK(p.fallback == 12);
@@ -127,7 +127,7 @@ TEST_CASE("offload keeps a pool per request and layer on the GPU and the whole i
   // dsv32-ess-32k: pool 0.21 x (32768 + 16) = ceil(6884.64) = 6,885 entries x 62 layers x 656 B
   // per request; 160 requests: 44,800,372,800 B. The indexer cache stays whole: 160 x 32,784 x 62
   // x 132 B = 42,926,426,880 B.
-  const auto s = bundled("dsv32-ess-32k");
+  const auto s = bundled_scenario("dsv32-ess-32k");
   const auto b = ess::plan_memory(s, 160);
   CHECK(b.placement.pool_entries == 6885);
   CHECK(b.placement.fallback == 0);
@@ -137,7 +137,7 @@ TEST_CASE("offload keeps a pool per request and layer on the GPU and the whole i
 }
 
 TEST_CASE("with an NVMe tier, what host memory cannot hold spills to NVMe instead of HBM") {
-  const auto s = bundled("dsv32-ess-128k", {"hardware.cpu.dram_capacity_per_socket=1TB",
+  const auto s = bundled_scenario("dsv32-ess-128k", {"hardware.cpu.dram_capacity_per_socket=1TB",
                                             "cache.nvme.capacity=8TB", "cache.nvme.bandwidth=12GB/s",
                                             "cache.nvme.latency=80us"});
   const auto p = ess::place_requests(s, 54);

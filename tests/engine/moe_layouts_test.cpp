@@ -13,7 +13,7 @@ using ess::test::overhead_only_hardware;
 
 namespace {
 
-constexpr double kTol = 1e-6;
+using ess::test::kTol;
 
 nlohmann::json tp_moe(int gpus, int tp, int ep) {
   return {{"model", one_layer_model(true)},

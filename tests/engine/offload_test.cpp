@@ -8,14 +8,12 @@
 #include "sim/metrics/results.h"
 #include "sim/offload/access_trace.h"
 #include "tests/engine/test_scenarios.h"
+#include "tests/engine/first_four_access.h"
 
 namespace {
 
 // Every request selects entries 0..3 of its context in every layer and step.
-class FirstFour final : public ess::AccessModel {
- public:
-  void select(int, int, int, std::int64_t, std::vector<std::int64_t>& out) override { out = {0, 1, 2, 3}; }
-};
+using ess::test::FirstFour;
 
 // One MLA layer with a top-4 indexer, dense MLP; 8 cached tokens; one request on one GPU; the
 // overhead-only GPU (every kernel 10 us); a replayed trace so that the misses are known: the pool

@@ -9,6 +9,7 @@
 #include "sim/metrics/results.h"
 #include "sim/offload/access_trace.h"
 #include "tests/engine/test_scenarios.h"
+#include "tests/engine/first_four_access.h"
 
 namespace {
 
@@ -16,12 +17,9 @@ constexpr int kLayers = 4;
 constexpr double kEntry = 656.0;
 
 // Every request selects entries 0..3 of its context in every layer and step.
-class FirstFour final : public ess::AccessModel {
- public:
-  void select(int, int, int, std::int64_t, std::vector<std::int64_t>& out) override { out = {0, 1, 2, 3}; }
-};
+using ess::test::FirstFour;
 
-std::string write_trace() {
+std::string write_prefetch_trace() {
   const auto path = std::filesystem::temp_directory_path() / "ess-sim-prefetch-engine-test.trace";
   FirstFour model;
   ess::write_access_trace(path, model, kLayers, 1, 4, {{0, 8}});
@@ -37,7 +35,7 @@ nlohmann::json scenario(const std::string& overlap, const nlohmann::json& prefet
   model["layers"] = kLayers;
   nlohmann::json cache = {{"mode", "offload"}, {"pool_entries", 4}, {"overlap", overlap}, {"transfer", "gather"},
                           {"sampled_requests", 1}, {"warmup_windows", 0},
-                          {"access", {{"model", "replay"}, {"file", write_trace()}}}};
+                          {"access", {{"model", "replay"}, {"file", write_prefetch_trace()}}}};
   if (!prefetch.is_null()) cache["prefetch"] = prefetch;
   return {{"model", model},
           {"hardware", ess::test::overhead_only_hardware(1)},

@@ -12,13 +12,11 @@
 #include "sim/engine/simulation.h"
 #include "sim/offload/access_trace.h"
 #include "tests/scratch_dir.h"
+#include "tests/engine/first_four_access.h"
 
 namespace {
 
-class FirstFour final : public ess::AccessModel {
- public:
-  void select(int, int, int, std::int64_t, std::vector<std::int64_t>& out) override { out = {0, 1, 2, 3}; }
-};
+using ess::test::FirstFour;
 
 // One MLA layer with a top-4 indexer on one overhead-only GPU, 8 cached tokens, replayed access.
 nlohmann::json replay_scenario(const std::string& trace, int steps) {

@@ -12,7 +12,7 @@ using ess::test::one_layer_model;
 using ess::test::overhead_only_hardware;
 
 namespace {
-constexpr double kTol = 1e-6;  // relative: the roofline terms add at most ~2e-9 s per step
+using ess::test::kTol;
 }
 
 TEST_CASE("two GPUs with expert parallelism: kernels plus two all-to-alls through SimGrid") {

@@ -9,6 +9,10 @@
 
 namespace ess::test {
 
+// Relative tolerance of the hand-worked step times: the roofline terms of the overhead-only GPU
+// add at most ~2e-9 s per step (`using ess::test::kTol;` in each test file).
+inline constexpr double kTol = 1e-6;
+
 // A GPU on which every kernel costs its 10 us overhead plus a roofline term below 1e-10 s
 // (1e18 B/s HBM, 1e21 FLOP/s): step times are 10 us per kernel plus the collectives.
 inline nlohmann::json overhead_only_hardware(int gpus) {

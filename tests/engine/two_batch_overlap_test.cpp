@@ -16,7 +16,7 @@ using ess::test::overhead_only_hardware;
 
 namespace {
 
-constexpr double kTol = 1e-6;  // relative: the roofline terms add at most ~2e-9 s per step
+using ess::test::kTol;
 constexpr auto kCollective = static_cast<std::size_t>(ess::OpCategory::collective);
 
 nlohmann::json two_gpu_moe(std::int64_t batch, int micro_batches) {

@@ -20,7 +20,7 @@
 
 namespace {
 
-const std::string kScenario = std::string(ESS_SOURCE_DIR) + "/validate/scenarios/runner-h200.json";
+const std::string kTraceScenario = std::string(ESS_SOURCE_DIR) + "/validate/scenarios/runner-h200.json";
 
 // A small valid ess-runner trace: `steps` steps of 100 us, each with one GEMM of 10 us at its start.
 nlohmann::json runner(int steps = 2) {
@@ -59,7 +59,7 @@ CliResult validate_text(const std::string& trace_text, const std::string& catego
   ess::test::ScratchDir dir("ess-validate-input");
   const std::string trace = (dir.path() / "t.json").string();
   std::ofstream(trace) << trace_text;
-  std::vector<std::string> args = {"validate", "--scenario", kScenario, "--trace", trace};
+  std::vector<std::string> args = {"validate", "--scenario", kTraceScenario, "--trace", trace};
   if (!categories_text.empty()) {
     const std::string map = (dir.path() / "m.json").string();
     std::ofstream(map) << categories_text;
@@ -213,7 +213,7 @@ TEST_CASE("category maps: unknown keys and wrong types are rejected") {
 }
 
 TEST_CASE("a trace whose shape cannot be the scenario's is refused (exit 2)") {
-  const ess::Scenario scenario = ess::load_scenario(kScenario);
+  const ess::Scenario scenario = ess::load_scenario(kTraceScenario);
   const ess::SimulatedRun sim = ess::simulate_for_validation(scenario, 2);
   REQUIRE(sim.steps[0].layers == 4);
   // The runner's ops per step (kernels/runner/timeline.cpp): 9 GEMMs per layer and the LM head,

@@ -25,7 +25,7 @@ namespace {
 using ess::StepProfile;
 using ess::ValidationCategory;
 
-const std::string kScenario = std::string(ESS_SOURCE_DIR) + "/validate/scenarios/runner-h200.json";
+const std::string kRunnerScenario = std::string(ESS_SOURCE_DIR) + "/validate/scenarios/runner-h200.json";
 
 std::size_t at(ValidationCategory c) { return static_cast<std::size_t>(c); }
 
@@ -78,7 +78,7 @@ const ess::CategoryError& category(const ess::ValidationReport& r, ValidationCat
 }  // namespace
 
 TEST_CASE("validate finds exactly the errors put into a synthetic ess-runner trace") {
-  const ess::Scenario scenario = ess::load_scenario(kScenario);
+  const ess::Scenario scenario = ess::load_scenario(kRunnerScenario);
   const auto sim = ess::simulated_profile(scenario, 4);
   REQUIRE(sim.size() == 4);
   REQUIRE(sim[0].seconds[at(ValidationCategory::gemm)] > 0.0);
@@ -104,7 +104,7 @@ TEST_CASE("validate finds exactly the errors put into a synthetic ess-runner tra
 }
 
 TEST_CASE("validate aligns operations by name: one op made slower shows up on that op alone") {
-  const ess::Scenario scenario = ess::load_scenario(kScenario);
+  const ess::Scenario scenario = ess::load_scenario(kRunnerScenario);
   const ess::SimulatedRun sim = ess::simulate_for_validation(scenario, 2);
   REQUIRE(sim.ops.size() == 2);
   // The simulation's trace names the runner's ops: GEMMs, the indexer, attention and the fetch
@@ -132,7 +132,7 @@ TEST_CASE("validate aligns operations by name: one op made slower shows up on th
 }
 
 TEST_CASE("a trace 5% slower than the simulation fails the 3% threshold and passes at 6%") {
-  const ess::Scenario scenario = ess::load_scenario(kScenario);
+  const ess::Scenario scenario = ess::load_scenario(kRunnerScenario);
   const auto sim = ess::simulated_profile(scenario, 4);
   const auto real = scaled(sim, 1.05, {});
   // |1/1.05 - 1| = 4.762%
@@ -142,7 +142,7 @@ TEST_CASE("a trace 5% slower than the simulation fails the 3% threshold and pass
 
 TEST_CASE("ess-sim validate exits 1 above the threshold, 0 below, 2 for a trace of another scenario") {
   ess::test::ScratchDir dir("ess-validate");
-  const ess::Scenario scenario = ess::load_scenario(kScenario);
+  const ess::Scenario scenario = ess::load_scenario(kRunnerScenario);
   const auto sim = ess::simulated_profile(scenario, 4);
   const auto write = [&](const std::string& name, const nlohmann::json& doc) {
     const auto path = (dir.path() / name).string();
@@ -155,24 +155,24 @@ TEST_CASE("ess-sim validate exits 1 above the threshold, 0 below, 2 for a trace 
   const std::string other = write("other.json", runner_trace(sim, {{"scenario_sha256", std::string(64, '0')}}));
   std::ostringstream out;
   std::ostringstream err;
-  CHECK(ess::run_cli({"validate", "--scenario", kScenario, "--trace", good}, out, err) == 0);
+  CHECK(ess::run_cli({"validate", "--scenario", kRunnerScenario, "--trace", good}, out, err) == 0);
   CHECK_THAT(out.str(), Catch::Contains("PASS"));
   out.str("");
-  CHECK(ess::run_cli({"validate", "--scenario", kScenario, "--trace", bad}, out, err) == 1);
+  CHECK(ess::run_cli({"validate", "--scenario", kRunnerScenario, "--trace", bad}, out, err) == 1);
   CHECK_THAT(out.str(), Catch::Contains("FAIL: step-time median |error| 9.1% > threshold 3.0%"));
   out.str("");
-  CHECK(ess::run_cli({"validate", "--scenario", kScenario, "--trace", bad, "--threshold", "10%"}, out, err) == 0);
+  CHECK(ess::run_cli({"validate", "--scenario", kRunnerScenario, "--trace", bad, "--threshold", "10%"}, out, err) == 0);
   err.str("");
-  CHECK(ess::run_cli({"validate", "--scenario", kScenario, "--trace", other}, out, err) == 2);
+  CHECK(ess::run_cli({"validate", "--scenario", kRunnerScenario, "--trace", other}, out, err) == 2);
   CHECK_THAT(err.str(), Catch::Contains("different configuration"));
 }
 
 TEST_CASE("a trace's scenario identity ignores the hardware's cost parameters, not the workload") {
-  const ess::Scenario base = ess::load_scenario(kScenario);
+  const ess::Scenario base = ess::load_scenario(kRunnerScenario);
   const ess::Scenario recalibrated =
-      ess::load_scenario(kScenario, {ess::parse_override("hardware.kernels.gemm.compute_efficiency=0.5")});
+      ess::load_scenario(kRunnerScenario, {ess::parse_override("hardware.kernels.gemm.compute_efficiency=0.5")});
   const ess::Scenario other_batch = ess::load_scenario(
-      kScenario, {ess::parse_override("workload.batch_per_gpu=4"), ess::parse_override("cache.sampled_requests=4")});
+      kRunnerScenario, {ess::parse_override("workload.batch_per_gpu=4"), ess::parse_override("cache.sampled_requests=4")});
   CHECK(ess::scenario_identity(recalibrated) == ess::scenario_identity(base));
   CHECK(ess::scenario_identity(other_batch) != ess::scenario_identity(base));
 }
@@ -254,7 +254,7 @@ TEST_CASE("kernel-category mappings are checked") {
 
 TEST_CASE("validate --prepare writes the runner arguments and the simulator's own selections") {
   ess::test::ScratchDir dir("ess-validate-prepare");
-  const ess::Scenario scenario = ess::load_scenario(kScenario);
+  const ess::Scenario scenario = ess::load_scenario(kRunnerScenario);
   const ess::RunnerConfig rc = ess::prepare_runner(scenario, dir.path(), "cfg");
   CHECK_THAT(rc.arguments, Catch::Contains("--layers 4 --hidden 7168"));
   CHECK_THAT(rc.arguments, Catch::Contains("--batch 8 --context 32768 --steps 4 --pool-entries 4096"));
@@ -272,7 +272,7 @@ TEST_CASE("validate --prepare writes the runner arguments and the simulator's ow
   // misses; the floating-point sums agree to 12 digits, not to the last bit.
   const auto synthetic = ess::simulated_profile(scenario, 4);
   const ess::Scenario replayed = ess::load_scenario(
-      kScenario, {ess::parse_override("cache.access.model=replay"),
+      kRunnerScenario, {ess::parse_override("cache.access.model=replay"),
                   ess::parse_override("cache.access.file=" + rc.access_trace.string())});
   const auto from_trace = ess::simulated_profile(replayed, 4);
   for (std::size_t s = 0; s < 4; ++s) {
@@ -282,10 +282,10 @@ TEST_CASE("validate --prepare writes the runner arguments and the simulator's ow
     }
   }
   // Scenarios the runner cannot execute are refused with the field to change.
-  CHECK_THROWS_WITH(ess::prepare_runner(ess::load_scenario(kScenario, {ess::parse_override("cache.overlap=dba")}),
+  CHECK_THROWS_WITH(ess::prepare_runner(ess::load_scenario(kRunnerScenario, {ess::parse_override("cache.overlap=dba")}),
                                         dir.path(), "x"),
                     Catch::Contains("/cache/overlap"));
-  CHECK_THROWS_WITH(ess::prepare_runner(ess::load_scenario(kScenario, {ess::parse_override("cache.sampled_requests=4")}),
+  CHECK_THROWS_WITH(ess::prepare_runner(ess::load_scenario(kRunnerScenario, {ess::parse_override("cache.sampled_requests=4")}),
                                         dir.path(), "x"),
                     Catch::Contains("sampled_requests to the batch (8)"));
 }
