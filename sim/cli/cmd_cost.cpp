@@ -400,6 +400,7 @@ void add_attention_command(CLI::App* cost, CommandAction& action) {
       KernelCost c;
       std::string op;
       std::string title;
+      DType mla_mma = DType::bf16;  // the MLA kernel's MMA input type
       if (mla) {
         const MlaConfig a = has ? m->attention.mla : MlaConfig{};
         const std::int64_t qk = r.count(o->qk_dim, if_model(has, a.kv_lora_rank + a.qk_rope_head_dim));
@@ -414,6 +415,7 @@ void add_attention_command(CLI::App* cost, CommandAction& action) {
         const std::int64_t heads = per_gpu(model_heads, "heads");
         const MlaKernel& k = o->mla_kernel.given() ? *find_mla_kernel(o->mla_kernel.value) : mla_kernels().front();
         const MlaShape s{requests, queries, heads, qk, v, entry, k.row_tile, k.mma};
+        mla_mma = k.mma;
         c = kind == "sparse-mla" ? sparse_mla_attention(s, selected, hw) : dense_mla_attention(s, context, hw);
         op = kind == "sparse-mla" ? "sparse_mla_attention" : "dense_mla_attention";
         shape["heads_per_gpu"] = heads;
@@ -458,7 +460,7 @@ void add_attention_command(CLI::App* cost, CommandAction& action) {
                 std::to_string(context) + " tokens, " + std::string(to_string(kv_dtype)) + " cache";
       }
       // The kernel classes models/attention.cpp prices each variant with.
-      const DType peak = mla ? DType::bf16 : (o->dtype.given() ? dtype_of(o->dtype.value) : (has ? m->activation_dtype : DType::bf16));
+      const DType peak = mla ? mla_mma : (o->dtype.given() ? dtype_of(o->dtype.value) : (has ? m->activation_dtype : DType::bf16));
       const KernelSource src = kind == "sparse-mla"
                                    ? kernel_source(peak, "hardware.kernels.sparse_attention", hw.kernels.sparse_attention)
                                    : kernel_source(peak, "hardware.kernels.attention", hw.kernels.attention);

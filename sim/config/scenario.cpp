@@ -548,6 +548,10 @@ Scenario load_scenario_text(std::string_view text, const std::string& origin, co
     // No engine named: DeepSeek's own, recorded as the default (the resolved scenario names it).
     document["engine"] = nlohmann::json{{"preset", std::string(kDefaultEngine)}};
     origins.set("/engine/preset", "default");
+  } else if (document["engine"].is_object() && !document["engine"].contains("preset")) {
+    // Fields without a preset (`--set engine.kernel_gap=1us`) override the default engine's.
+    document["engine"]["preset"] = std::string(kDefaultEngine);
+    origins.set("/engine/preset", "default");
   }
   (void)resolve_preset_section(document, "engine", PresetKind::engine, origins, base_dir);
   Scenario s = read_scenario(document, origins, origin);

@@ -115,6 +115,35 @@ TEST_CASE("cost attention prices V3.2-Exp sparse MLA as a decode step does: top-
   CHECK(short_context.at("shape").at("selected") == 1000);
 }
 
+TEST_CASE("cost attention prices the MLA kernel's tiles and MMA type (--mla-kernel)") {
+  // TP8 of V3.2-Exp: 16 heads per GPU, which FlashMLA computes as a 64-row tile:
+  //   flops = 2 x 36 x 64 x 2048 x 1088 = 10,267,656,192 (4x the 16 useful heads' FLOP)
+  const std::vector<std::string> base = {"cost", "attention", "--hardware", "h200-sxm", "--model", "deepseek-v3.2-exp",
+                                         "--requests", "18", "--queries-per-request", "2", "--context", "32768",
+                                         "--tensor-parallel", "8", "--json"};
+  const auto flashmla = json_of(base);
+  CHECK(flashmla.at("flops").get<double>() == 10267656192.0);
+  CHECK(flashmla.at("shape").at("mla_kernel") == "flashmla");
+  CHECK(flashmla.at("shape").at("row_tile") == 64);
+  check_reports(flashmla, "hardware.kernels.sparse_attention", h200().kernels.sparse_attention, "bf16");
+  // FP8 MMAs: the same FLOP at the FP8 peak.
+  auto args = base;
+  args.insert(args.end() - 1, {"--mla-kernel", "fp8-mma"});
+  const auto fp8 = json_of(args);
+  CHECK(fp8.at("flops").get<double>() == 10267656192.0);
+  CHECK(fp8.at("shape").at("mma_dtype") == "fp8");
+  check_reports(fp8, "hardware.kernels.sparse_attention", h200().kernels.sparse_attention, "fp8");
+  const double ratio = h200().gpu.peak_compute.bf16->value() / h200().gpu.peak_compute.fp8->value();
+  CHECK(fp8.at("compute_s").get<double>() == Approx(flashmla.at("compute_s").get<double>() * ratio).epsilon(1e-9));
+  // A kernel not registered, and the option on GQA, are refused.
+  auto bad = base;
+  bad.insert(bad.end() - 1, {"--mla-kernel", "flashinfer"});
+  CHECK(run(bad).code == 2);
+  CHECK(run({"cost", "attention", "--hardware", "h200-sxm", "--kind", "gqa", "--requests", "1", "--context", "8",
+             "--heads", "8", "--kv-heads", "8", "--head-dim", "128", "--mla-kernel", "flashmla"})
+            .code == 2);
+}
+
 TEST_CASE("cost attention prices dense MLA (V3) and GQA under tensor parallelism (Llama 3.1 70B)") {
   // V3, 4 requests, 1000 tokens: flops = 2 x 4 x 128 x 1000 x 1088 = 1,114,112,000;
   // bytes = 4 x 1000 x 656 + 4 x 128 x 576 x 2 + 4 x 128 x 512 x 2 = 3,738,112.

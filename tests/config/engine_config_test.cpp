@@ -38,6 +38,10 @@ TEST_CASE("engine: a preset by name, a preset with overrides, --set", "[config][
                                                     ess::parse_override("engine.kernel_gap=0s")});
   CHECK(t.engine.name == "trtllm");
   CHECK(t.engine.kernel_gap.value() == 0.0);
+  // A field without a preset overrides the default engine's.
+  const ess::Scenario u = load(minimal_scenario(), {ess::parse_override("engine.kernel_gap=3us")});
+  CHECK(u.engine.name == "deepseek");
+  CHECK(u.engine.kernel_gap.value() == Approx(3e-6));
 }
 
 TEST_CASE("engine: every preset loads and names a registered MLA kernel", "[config][engine]") {
