@@ -16,8 +16,8 @@ if [[ $# -gt 0 && "$1" != --* ]]; then exe="$1"; shift; fi
 command -v python3 >/dev/null || { echo "measured-deployments: needs python3 to read the results" >&2; exit 2; }
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-echo "| scenario | hardware | measured (ms) | simulated (ms) | error | exposed / hidden collectives (ms) |"
-echo "|---|---|---|---|---|---|"
+echo "| scenario | engine | hardware | measured (ms) | simulated (ms) | error | exposed / hidden collectives (ms) |"
+echo "|---|---|---|---|---|---|---|"
 grep -v '^#' scenarios/measured/measured.csv | tail -n +2 | while IFS=, read -r name row measured derivation tag ceiling; do
   "$exe" run "scenarios/measured/$name.json" --steps 2 --json "$@" > "$tmp/$name.json"
   python3 - "$tmp/$name.json" "$name" "$measured" >> "$tmp/errors" <<'PY'
@@ -28,7 +28,7 @@ sim = r["step_time_s"]["mean"] * 1e3
 err = (sim - measured) / measured * 100
 c = r["communication"]
 hw = r["hardware"] + ("" if r["hardware_calibration"] else " (uncalibrated)")
-print(f"| `{name}` | {hw} | {measured:.2f} | {sim:.2f} | {err:+.1f}% | {c['exposed_s']*1e3:.1f} / {c['hidden_s']*1e3:.1f} |")
+print(f"| `{name}` | {r['engine']['name']} | {hw} | {measured:.2f} | {sim:.2f} | {err:+.1f}% | {c['exposed_s']*1e3:.1f} / {c['hidden_s']*1e3:.1f} |")
 print(f"ERR {abs(err):.3f}", file=sys.stderr)
 PY
 done 2> "$tmp/abs"
