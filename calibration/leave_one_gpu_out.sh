@@ -46,7 +46,11 @@ for target in h100 h20; do
   gpu=$(echo "$target" | tr a-z A-Z)
   if [[ $target == h100 ]]; then sources=(from-h800 from-h800+h20 own); else sources=(from-h800 from-h800+h100 own); fi
   echo "== $gpu: FlashMLA dense decode, measured vs predicted (error %) =="
-  [[ $rows == 1 ]] && printf '%-6s %4s %4s %6s %4s %-6s %8s' gpu b s_q s_k h_q varlen ms && printf ' %14s' "${sources[@]}" && echo
+  if [[ $rows == 1 ]]; then
+    printf '%-6s %4s %4s %6s %4s %-6s %8s' gpu b s_q s_k h_q varlen ms
+    printf ' %14s' "${sources[@]}"
+    echo
+  fi
   : >"$work/$target.err"
   grep -v '^#' "$data" | tail -n +2 | while IFS=, read -r g b sq sk hq varlen ms tflops gbps; do
     [[ "$g" == "$gpu" ]] || continue
@@ -59,7 +63,7 @@ for target in h100 h20; do
       line+=$(printf ' %7.3f %+5.1f%%' "$(awk -v p="$p" 'BEGIN { print p * 1e3 }')" "$e")
       echo "$src $varlen $e" >>"$work/$target.err"
     done
-    [[ $rows == 1 ]] && echo "$line"
+    if [[ $rows == 1 ]]; then echo "$line"; fi
   done
   for src in "${sources[@]}"; do
     for kind in False True; do
