@@ -479,11 +479,11 @@ std::string dotted(const std::vector<std::string>& path) {
   return s;
 }
 
-// gpu.sustained_clock_fraction of a hardware document: 1 when absent (as the scenario reader reads
-// it: the clock of the peaks).
+// gpu.sustained_clock_fraction of a hardware document, kDefaultSustainedClock when absent (as the
+// scenario reader reads it).
 double sustained_clock(const nlohmann::json& hardware) {
   const nlohmann::json* v = find_path(hardware, {"gpu", "sustained_clock_fraction", "value"});
-  return v != nullptr && v->is_number() ? v->get<double>() : 1.0;
+  return v != nullptr && v->is_number() ? v->get<double>() : kDefaultSustainedClock;
 }
 
 // Copies the transferable fitted fields of each donor into `doc` (the first donor to have fitted a

@@ -40,6 +40,9 @@ struct GpuPower {
   Watts busy;  // >= idle
 };
 
+// A GPU whose preset or profile does not say sustains the clock its peaks are quoted at.
+inline constexpr double kDefaultSustainedClock = 1.0;
+
 struct GpuSpec {
   std::string kind;              // e.g. "H200-SXM"
   int count = 0;                 // GPUs per node
@@ -50,7 +53,7 @@ struct GpuSpec {
   // the peaks are specified at (in (0, 1]). The cost models do not read it: the fitted compute
   // efficiencies already hold it. Calibration's transfer rule does: a compute efficiency fitted on
   // one GPU moves to another scaled by the ratio of their sustained clocks (calibration/README.md).
-  double sustained_clock_fraction = 1.0;
+  double sustained_clock_fraction = kDefaultSustainedClock;
   std::optional<GpuPower> power;  // absent: no energy is reported
 };
 

@@ -25,6 +25,12 @@ constexpr std::array<MlaKernel, 2> kKernels = {{
 
 std::span<const MlaKernel> mla_kernels() { return kKernels; }
 
+std::vector<std::string> mla_kernel_names() {
+  std::vector<std::string> names;
+  for (const MlaKernel& k : kKernels) names.emplace_back(k.name);
+  return names;
+}
+
 const MlaKernel* find_mla_kernel(std::string_view name) {
   for (const MlaKernel& k : kKernels) {
     if (k.name == name) return &k;

@@ -7,7 +7,9 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "models/dtype.h"
 
@@ -23,6 +25,8 @@ struct MlaKernel {
 
 // Every registered kernel, in registry order; the first is the default.
 [[nodiscard]] std::span<const MlaKernel> mla_kernels();
+// Their names, in registry order (the choices of engine.mla_kernel and `cost attention --mla-kernel`).
+[[nodiscard]] std::vector<std::string> mla_kernel_names();
 // The kernel called `name`, or nullptr.
 [[nodiscard]] const MlaKernel* find_mla_kernel(std::string_view name);
 

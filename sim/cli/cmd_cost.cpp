@@ -343,8 +343,7 @@ void add_attention_command(CLI::App* cost, CommandAction& action) {
   add_count(cmd, "--selected", o->selected,
             "Sparse MLA: entries each query token attends to (default the indexer's top_k; at most --context)");
   {
-    std::vector<std::string> kernels;
-    for (const MlaKernel& k : mla_kernels()) kernels.emplace_back(k.name);
+    const std::vector<std::string> kernels = mla_kernel_names();
     add_text(cmd, "--mla-kernel", o->mla_kernel,
              "MLA: the decode kernel (models/mla_kernels.h: its row tile and MMA type; default " + kernels.front() +
                  ", the engine presets')");

@@ -1,7 +1,6 @@
 #include "sim/config/engine_config.h"
 
 #include <string>
-#include <vector>
 
 namespace ess {
 
@@ -10,9 +9,7 @@ EngineConfig read_engine(ObjectReader& r) {
   e.name = r.text("name");
   (void)r.optional_text("description");
   e.version = r.text("version");
-  std::vector<std::string> kernels;
-  for (const MlaKernel& k : mla_kernels()) kernels.emplace_back(k.name);
-  e.mla_kernel = find_mla_kernel(r.choice("mla_kernel", kernels));
+  e.mla_kernel = find_mla_kernel(r.choice("mla_kernel", mla_kernel_names()));
   // A gap above 1 ms would be a host-bound step, not a kernel's launch: out of range.
   e.kernel_gap = r.seconds("kernel_gap", Range::closed(0.0, 1e-3));
   r.finish();

@@ -48,7 +48,7 @@ GpuSpec read_gpu(ObjectReader& r) {
   g.peak_compute.fp8 = pc.optional_compute_rate("fp8", peak_rate());
   pc.finish();
   // Optional: 1 (sustains the clock of the peaks) when the preset or profile does not say.
-  g.sustained_clock_fraction = r.number_or("sustained_clock_fraction", Range::left_open(0.0, 1.0), 1.0);
+  g.sustained_clock_fraction = r.number_or("sustained_clock_fraction", Range::left_open(0.0, 1.0), kDefaultSustainedClock);
   // Optional (the serving energy model): a profile written before it existed has none.
   if (r.has("power")) {
     auto p = r.object("power");

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <vector>
 
 #include "sim/config/presets.h"
 #include "tests/config/config_test_support.h"
@@ -18,6 +19,9 @@ TEST_CASE("engine: absent, the deepseek preset, recorded as the default", "[conf
   CHECK(s.engine.name == "deepseek");
   REQUIRE(s.engine.mla_kernel != nullptr);
   CHECK(s.engine.mla_kernel->name == "flashmla");
+  // The registry's first kernel is the default engine's: `cost attention` prices it without --mla-kernel.
+  CHECK(s.engine.mla_kernel == &ess::mla_kernels().front());
+  CHECK(ess::mla_kernel_names() == std::vector<std::string>{"flashmla", "fp8-mma"});
   CHECK(s.engine.kernel_gap.value() == Approx(0.58e-6));
   // The resolved scenario names the engine, and says where each value came from.
   const auto& engine = s.resolved.at("engine");
