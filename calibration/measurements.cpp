@@ -11,6 +11,8 @@
 #include <set>
 #include <tuple>
 
+#include "calibration/csv_table.h"
+
 #include <nlohmann/json.hpp>
 
 #include "models/check.h"
@@ -28,25 +30,8 @@ MeasurementError::MeasurementError(const std::string& path, const std::string& w
 
 namespace {
 
-// --- Physical bounds of what a measurement may report --------------------------------------------
-//
-// Each bound is far outside any real microbenchmark, so no real measurement is refused, but a
-// corrupted cell, a unit error or an integer that overflowed in the tool that wrote it is. They
-// also keep every product the readers and models form (rows x row_bytes, 2 m n k FLOP) far from
-// the int64 and double limits.
+using namespace measurement;  // NOLINT(google-build-using-namespace): the CSV helpers of csv_table.h
 
-// A measured time: at least one GPU clock cycle (0.5-1 ns at 1-2 GHz; CUDA events resolve about
-// 0.5 us, so nothing real is shorter), at most an hour (a microbenchmark repetition takes
-// microseconds to seconds; an hour is a unit error, e.g. microseconds read as milliseconds).
-constexpr double kMinSeconds = 1e-9;
-constexpr double kMaxSeconds = 3600.0;
-
-// An integer a measurement may hold, with what it counts (for messages).
-struct IntRange {
-  std::int64_t min;
-  std::int64_t max;
-  const char* what;
-};
 // Tokens of one kernel (GEMM m, norm rows): 2^24 = 16.8M, 16x a one-million-token prefill.
 constexpr IntRange kTokens{1, std::int64_t{1} << 24, "tokens"};
 // Features of one layer (GEMM n and k, hidden and FFN sizes): 2^22 = 4.2M, 16x the widest layer
@@ -66,10 +51,6 @@ constexpr IntRange kBytes{1, std::int64_t{1} << 40, "bytes"};
 constexpr IntRange kRows{1, std::int64_t{1} << 32, "rows"};
 constexpr IntRange kCalls{0, std::int64_t{1} << 32, "calls"};
 
-std::string range_text(const IntRange& r) {
-  return "an integer from " + std::to_string(r.min) + " to " + std::to_string(r.max) + " (" + r.what + ")";
-}
-
 // a x b, or nothing when the product does not fit in an int64.
 std::optional<std::int64_t> checked_product(std::int64_t a, std::int64_t b) {
   std::int64_t p = 0;
@@ -80,25 +61,6 @@ std::optional<std::int64_t> checked_product(std::int64_t a, std::int64_t b) {
 std::string lower(std::string s) {
   for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   return s;
-}
-
-// A cell or value for a message: at most 40 bytes, control and non-ASCII bytes as \xNN, so that
-// binary input cannot garble the terminal or make the message megabytes long.
-std::string shown(std::string_view s) {
-  constexpr std::size_t kShown = 40;
-  std::string out;
-  for (std::size_t i = 0; i < s.size() && i < kShown; ++i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (c >= 0x20 && c < 0x7f) {
-      out += static_cast<char>(c);
-    } else {
-      char hex[8];
-      std::snprintf(hex, sizeof hex, "\\x%02x", c);
-      out += hex;
-    }
-  }
-  if (s.size() > kShown) out += "...";
-  return out;
 }
 
 std::string shown_json(const nlohmann::json& v) {
@@ -116,192 +78,6 @@ std::string read_file(const std::string& path) {
   }
   throw MeasurementError(path, "", describe(problem));
 }
-
-// --- CSV (RFC 4180: quoted fields, "" inside quotes) --------------------------------------------
-
-struct CsvRow {
-  std::size_t line = 0;
-  std::vector<std::string> fields;
-};
-
-std::vector<CsvRow> parse_csv(std::string_view text, const std::string& path) {
-  std::vector<CsvRow> rows;
-  CsvRow row;
-  row.line = 1;
-  std::string field;
-  bool quoted = false;
-  bool any = false;
-  std::size_t line = 1;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (quoted) {
-      if (c == '"') {
-        if (i + 1 < text.size() && text[i + 1] == '"') {
-          field += '"';
-          ++i;
-        } else {
-          quoted = false;
-        }
-      } else {
-        if (c == '\n') ++line;
-        field += c;
-      }
-      continue;
-    }
-    if (c == '#' && rows.empty() && !any && field.empty()) {
-      // A comment line before the header (the transcribed tables' provenance): skipped whole.
-      while (i + 1 < text.size() && text[i + 1] != '\n' && text[i + 1] != '\r') ++i;
-      continue;
-    }
-    if (c == '"') {
-      quoted = true;
-      any = true;
-    } else if (c == ',') {
-      row.fields.push_back(std::move(field));
-      field.clear();
-      any = true;
-    } else if (c == '\n' || c == '\r') {
-      if (c == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
-      if (any || !field.empty()) {
-        row.fields.push_back(std::move(field));
-        rows.push_back(std::move(row));
-      }
-      field.clear();
-      row = CsvRow{};
-      any = false;
-      ++line;
-      row.line = line;
-    } else {
-      field += c;
-      any = true;
-    }
-  }
-  if (quoted) throw MeasurementError(path, "line " + std::to_string(row.line), "unterminated quoted field");
-  if (any || !field.empty()) {
-    row.fields.push_back(std::move(field));
-    rows.push_back(std::move(row));
-  }
-  return rows;
-}
-
-// A CSV table whose header names each column once and whose rows all have the header's width.
-class CsvTable {
- public:
-  CsvTable(std::vector<CsvRow> rows, std::string path) : path_(std::move(path)) {
-    header_line_ = rows.front().line;
-    header_ = std::move(rows.front().fields);
-    rows.erase(rows.begin());
-    rows_ = std::move(rows);
-    for (std::size_t i = 0; i < header_.size(); ++i) {
-      const auto [it, fresh] = columns_.emplace(header_[i], i);
-      if (!fresh) {
-        throw MeasurementError(path_, "line " + std::to_string(header_line_) + ", column " + std::to_string(i + 1),
-                               "duplicate column \"" + shown(header_[i]) + "\" (also column " +
-                                   std::to_string(it->second + 1) + "): which one holds the data is ambiguous");
-      }
-    }
-  }
-  [[nodiscard]] bool has(const std::string& column) const { return columns_.count(column) > 0; }
-  // Every column must be one the format defines (`known`): an unknown one is a misspelling, a
-  // different export or a mix of two tables, never something to ignore. Then every row must have
-  // the header's width. Each reader calls this before reading a cell.
-  void require_known(const std::vector<std::string>& known, const std::string& format) const {
-    const std::set<std::string> allowed(known.begin(), known.end());
-    for (std::size_t i = 0; i < header_.size(); ++i) {
-      if (allowed.count(header_[i]) == 0) {
-        throw MeasurementError(path_, "line " + std::to_string(header_line_) + ", column " + std::to_string(i + 1),
-                               "unknown column \"" + shown(header_[i]) + "\" for a " + format + " table" +
-                                   did_you_mean(header_[i], known));
-      }
-    }
-    for (const CsvRow& r : rows_) {
-      if (r.fields.size() != header_.size()) {
-        throw MeasurementError(path_, "line " + std::to_string(r.line),
-                               "has " + std::to_string(r.fields.size()) + " fields, the header has " +
-                                   std::to_string(header_.size()));
-      }
-    }
-  }
-  [[nodiscard]] std::size_t column(const std::string& name) const {
-    const auto it = columns_.find(name);
-    if (it == columns_.end()) {
-      throw MeasurementError(path_, "line " + std::to_string(header_line_), "missing column \"" + name + "\"" + did_you_mean(name, header_));
-    }
-    return it->second;
-  }
-  [[nodiscard]] const std::vector<CsvRow>& rows() const { return rows_; }
-  // The header's line in the file (comment lines may precede it).
-  [[nodiscard]] std::size_t header_line() const { return header_line_; }
-  [[nodiscard]] const std::string& text(const CsvRow& r, std::size_t col) const { return r.fields[col]; }
-  // "line 3, column 57" (1-based, as an editor shows them).
-  [[nodiscard]] static std::string where(const CsvRow& r, std::size_t col) {
-    return "line " + std::to_string(r.line) + ", column " + std::to_string(col + 1);
-  }
-  [[nodiscard]] static std::string where(const CsvRow& r) { return "line " + std::to_string(r.line); }
-  [[noreturn]] void fail(const CsvRow& r, std::size_t col, const std::string& message) const {
-    throw MeasurementError(path_, where(r, col), "\"" + shown(header_[col]) + "\": " + message);
-  }
-  // A finite decimal number.
-  [[nodiscard]] double number(const CsvRow& r, std::size_t col) const {
-    const std::string& s = text(r, col);
-    double v = 0.0;
-    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec != std::errc() || end != s.data() + s.size() || !std::isfinite(v)) {
-      fail(r, col, "expected a number, got \"" + shown(s) + "\"");
-    }
-    return v;
-  }
-  // An integer in `range`: decimal digits, or an integral decimal such as "4096.0" (pandas writes
-  // integer columns so when another row lacks a value).
-  [[nodiscard]] std::int64_t integer(const CsvRow& r, std::size_t col, const IntRange& range) const {
-    const std::string& s = text(r, col);
-    std::int64_t i = 0;
-    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), i);
-    if (ec == std::errc() && end == s.data() + s.size()) {
-      if (i >= range.min && i <= range.max) return i;
-    } else if (ec != std::errc::result_out_of_range) {
-      double v = 0.0;
-      const auto [dend, dec] = std::from_chars(s.data(), s.data() + s.size(), v);
-      // The bounds are below 2^53, so a double in range converts exactly.
-      if (dec == std::errc() && dend == s.data() + s.size() && v == std::floor(v) &&
-          v >= static_cast<double>(range.min) && v <= static_cast<double>(range.max)) {
-        return static_cast<std::int64_t>(v);
-      }
-    }
-    fail(r, col, "expected " + range_text(range) + ", got \"" + shown(s) + "\"");
-  }
-  // The columns among `names` that the table has (the optional ones a format defines).
-  [[nodiscard]] std::vector<std::size_t> present(const std::vector<std::string>& names) const {
-    std::vector<std::size_t> cols;
-    for (const auto& n : names) {
-      if (const auto it = columns_.find(n); it != columns_.end()) cols.push_back(it->second);
-    }
-    return cols;
-  }
-  // Cells no fit uses must still be what their column says: finite numbers >= 0 (statistics of
-  // times, indices), so that a corrupted file is not half read.
-  void check_non_negative(const CsvRow& r, const std::vector<std::size_t>& cols) const {
-    for (const std::size_t col : cols) {
-      if (!(number(r, col) >= 0.0)) fail(r, col, "expected a number >= 0, got \"" + shown(text(r, col)) + "\"");
-    }
-  }
-  // A time in milliseconds, returned in seconds, within [kMinSeconds, kMaxSeconds].
-  [[nodiscard]] double seconds_from_ms(const CsvRow& r, std::size_t col) const {
-    const double s = number(r, col) * 1e-3;
-    if (!(s >= kMinSeconds && s <= kMaxSeconds)) {
-      fail(r, col, "expected a time > 0 between 1 ns and 1 hour (1e-06 to 3.6e+06 ms), got \"" + shown(text(r, col)) +
-                       "\" ms");
-    }
-    return s;
-  }
-
- private:
-  std::string path_;
-  std::size_t header_line_ = 1;
-  std::vector<std::string> header_;
-  std::vector<CsvRow> rows_;
-  std::map<std::string, std::size_t> columns_;
-};
 
 // time_stats.<op>.<stat> for each of Vidur's statistics.
 void add_time_stats(std::vector<std::string>& columns, const std::string& op) {

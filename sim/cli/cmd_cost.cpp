@@ -20,6 +20,7 @@
 #include "models/mla_kernels.h"
 #include "models/norm.h"
 #include "sim/cli/commands.h"
+#include "sim/cli/cost_common.h"
 #include "sim/config/config_error.h"
 #include "sim/config/did_you_mean.h"
 #include "sim/config/model_config.h"
@@ -209,25 +210,6 @@ void refuse_unused(const std::vector<const CLI::Option*>& options, const std::st
   for (const auto* o : options) {
     if (o->count() > 0) bad_option(o->get_name(), why);
   }
-}
-
-ModelConfig load_model_preset(const std::string& name) {
-  const Preset* preset = find_preset(PresetKind::model, name);
-  if (preset == nullptr) {
-    const auto names = preset_names(PresetKind::model);
-    bad_option("--model " + name,
-               "unknown model preset \"" + name + "\"" + did_you_mean(name, names) + "; presets: " + quoted_list(names));
-  }
-  const Origins origins(preset->origin());
-  ObjectReader r(preset->document, "", origins);
-  return read_model(r);  // reads every key, finish() included
-}
-
-// A model preset for an MoE operator: one with a dense MLP is refused.
-ModelConfig load_moe_model_preset(const std::string& name) {
-  ModelConfig m = load_model_preset(name);
-  if (!m.moe) bad_option("--model " + name, m.name + " has no experts (dense MLP)");
-  return m;
 }
 
 std::string number(double v) { return shortest_number(v); }
@@ -760,6 +742,25 @@ void add_expert_alltoall_command(CLI::App* cost, CommandAction& action, bool dis
 
 }  // namespace
 
+ModelConfig load_model_preset(const std::string& name) {
+  const Preset* preset = find_preset(PresetKind::model, name);
+  if (preset == nullptr) {
+    const auto names = preset_names(PresetKind::model);
+    bad_option("--model " + name,
+               "unknown model preset \"" + name + "\"" + did_you_mean(name, names) + "; presets: " + quoted_list(names));
+  }
+  const Origins origins(preset->origin());
+  ObjectReader r(preset->document, "", origins);
+  return read_model(r);  // reads every key, finish() included
+}
+
+// A model preset for an MoE operator: one with a dense MLP is refused.
+ModelConfig load_moe_model_preset(const std::string& name) {
+  ModelConfig m = load_model_preset(name);
+  if (!m.moe) bad_option("--model " + name, m.name + " has no experts (dense MLP)");
+  return m;
+}
+
 void add_cost_command(CLI::App& app, CommandAction& action) {
   auto o = std::make_shared<CostOptions>();
   auto* cost = app.add_subcommand("cost", "Price one operation with the cost models and print seconds");
@@ -865,6 +866,7 @@ void add_cost_command(CLI::App& app, CommandAction& action) {
   add_grouped_gemm_command(cost, action);
   add_expert_alltoall_command(cost, action, /*dispatch=*/true);
   add_expert_alltoall_command(cost, action, /*dispatch=*/false);
+  add_cost_routing_command(cost, action);
 
   // Words that name no operation stay with `cost` (allow_extras is set after the operations so
   // that they do not inherit it: an unknown option of `cost gemm` is still gemm's error).

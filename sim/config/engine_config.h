@@ -25,6 +25,10 @@ struct EngineConfig {
   // GPU time between two consecutive kernels of a step, paid once per launched kernel (a step's
   // kernels replay from a CUDA graph: the launch cost per graph node).
   Seconds kernel_gap;
+  // Expert-parallel load balancing (deepseek-ai/EPLB): redundant experts replicate the hottest
+  // experts and experts are placed on ranks by their measured load (sim/graph/expert_routing.h).
+  // Off: routed expert e sits on rank e / experts_per_rank, and redundant_experts must be 0.
+  bool eplb = false;
 };
 
 // Reads the resolved engine section (the preset already merged in).

@@ -282,6 +282,8 @@ Workload read_workload(ObjectReader& r, const ModelConfig& model) {
   }
   w.context_length = r.integer("context_length", Range::closed(1, kMaxContextLength));
   w.decode_steps = r.integer_or("decode_steps", Range::closed(1, 1e6), 16);
+  w.expert_skew = r.number_or("expert_skew", Range::closed(0.0, 4.0), kDefaultExpertSkew);
+  w.expert_drift = r.number_or("expert_drift", Range::closed(0.0, 4.0), kDefaultExpertDrift);
   {
     auto m = r.object_or_empty("mtp");
     const auto max_depth = model.mtp_layers + 1;
@@ -471,6 +473,13 @@ Scenario read_scenario(const nlohmann::json& document, const Origins& origins, c
   {
     auto e = r.object("engine");
     s.engine = read_engine(e);
+  }
+  if (s.parallelism.redundant_experts > 0 && !s.engine.eplb) {
+    throw ConfigError(origin, "/parallelism/redundant_experts",
+                      std::to_string(s.parallelism.redundant_experts) + " redundant experts need a load balancer to decide "
+                      "which experts they copy, but engine " + s.engine.name + " runs with eplb off; set engine.eplb to "
+                      "\"on\" (e.g. \"engine\": {\"preset\": \"" + s.engine.name + "\", \"eplb\": \"on\"}) or "
+                      "redundant_experts to 0");
   }
   {
     auto c = r.object_or_empty("cache");

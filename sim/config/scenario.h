@@ -41,6 +41,12 @@ struct ExecutionConfig {
   Seconds step_overhead;
 };
 
+// The expert-load defaults: `ess-sim cost routing --fit
+// calibration/data/public/trtllm/ep_load_imbalance.csv` (DeepSeek-R1 on a machine-translation
+// dataset at EP32; one workload's skew: other datasets have other hot experts).
+inline constexpr double kDefaultExpertSkew = 1.133;
+inline constexpr double kDefaultExpertDrift = 0.083;
+
 struct MtpConfig {
   int depth = 1;            // query tokens per request per step (1 = no speculation)
   double acceptance = 1.0;  // mean tokens accepted per request per step, in [1, depth]
@@ -51,6 +57,12 @@ struct Workload {
   std::int64_t context_length = 0;            // tokens already in the cache of each request
   std::int64_t decode_steps = 0;
   MtpConfig mtp;
+  // Expert load (sim/graph/expert_routing.h): sigma of the log-normal long-run popularity of the
+  // routed experts of each MoE layer, and of its change from pass to pass (what EPLB's placement,
+  // computed from past load, cannot foresee). Defaults fitted to TensorRT-LLM's DeepSeek-R1 load
+  // statistics (calibration/data/public/trtllm/ep_load_imbalance.csv, `ess-sim cost routing --fit`).
+  double expert_skew = kDefaultExpertSkew;
+  double expert_drift = kDefaultExpertDrift;
 };
 
 enum class CacheMode { gpu, offload };

@@ -31,6 +31,10 @@ NormKind norm_kind(NormType t) { return t == NormType::rms ? NormKind::rms : Nor
 // dispatch into the experts; the experts' activation, fused with its quantisation) need none.
 bool needs_quant(DType weights, DType activations) { return weights == DType::fp8 && activations != DType::fp8; }
 
+// The random stream of the experts' long-run popularity (fixed per scenario seed, the same in
+// every step); each step's draws come from the step's own stream.
+constexpr std::uint64_t kExpertRoutingStream = 0x6578706572747321ULL;  // "experts!"
+
 }  // namespace
 
 DecodeStepBuilder::DecodeStepBuilder(const Scenario& scenario, std::int64_t batch_per_gpu, std::int64_t offloaded,
@@ -46,6 +50,12 @@ DecodeStepBuilder::DecodeStepBuilder(const Scenario& scenario, std::int64_t batc
       layers_total_(static_cast<int>(scenario.model.layers) + scenario.workload.mtp.depth - 1),
       offloaded_(offloaded),
       cold_fraction_(cold_fraction) {
+  if (scenario.model.moe) {
+    // Experts live in groups of `ep` GPUs; under TP MoE without EP (ep 1) each GPU holds them all.
+    routing_.emplace(scenario.model.moe->routed_experts, physical_experts_, ep_, layers_total_,
+                     RoutingParams{scenario.workload.expert_skew, scenario.workload.expert_drift, scenario.engine.eplb},
+                     Rng(scenario.seed).fork(kExpertRoutingStream));
+  }
   if (scenario.cache.mode == CacheMode::offload) {
     overlap_ = overlap_index(scenario.cache.overlap);
     if (registered(prefetch_policies(), "prefetch", scenario.cache.prefetch.policy).make()->prefetches()) {
@@ -409,20 +419,6 @@ void DecodeStepBuilder::add_dense_mlp(std::vector<Segment>& out, int layer, Toke
          kernel(opname::mlp_residual, OpCategory::elementwise, elementwise({T * m_.hidden, 2, 1, act}, hw_)));
 }
 
-void DecodeStepBuilder::route_token(Rng& rng, std::vector<std::int64_t>& picked) const {
-  // experts_per_token distinct physical experts, uniformly at random, in the order drawn.
-  for (std::size_t k = 0; k < picked.size(); ++k) {
-    std::int64_t e = 0;
-    bool fresh = false;
-    while (!fresh) {
-      e = static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(physical_experts_)));
-      fresh = std::find(picked.begin(), picked.begin() + static_cast<std::ptrdiff_t>(k), e) ==
-              picked.begin() + static_cast<std::ptrdiff_t>(k);
-    }
-    picked[k] = e;
-  }
-}
-
 void DecodeStepBuilder::add_moe_input(std::vector<Segment>& out, int layer, std::int64_t T, std::int64_t shared_width) const {
   const auto& moe = *m_.moe;
   const DType act = m_.activation_dtype;
@@ -476,8 +472,9 @@ void DecodeStepBuilder::add_tp_moe(std::vector<GpuStepPlan>& gpus, int layer, To
   for (int replica = 0; replica < gpus_ / tp_; ++replica) {
     std::fill(rows.begin(), rows.end(), 0);
     // Every GPU of the replica holds all T tokens; each picks experts_per_token distinct experts.
+    const ExpertRouting::Pass pass = routing_->pass(layer, rng);
     for (std::int64_t tok = 0; tok < T; ++tok) {
-      route_token(rng, picked);
+      pass.route(rng, picked);
       for (const std::int64_t e : picked) {
         if (split) {
           ++rows[static_cast<std::size_t>(e)];  // rank e / experts_per_gpu, local expert e % experts_per_gpu
@@ -515,8 +512,8 @@ void DecodeStepBuilder::add_moe(std::vector<GpuStepPlan>& gpus, int layer, Token
   const std::int64_t experts_per_gpu = physical_experts_ / ep_;
   const auto G = static_cast<std::size_t>(gpus_);
 
-  // Routing: each token picks experts_per_token distinct physical experts uniformly at random (a
-  // balanced router, or EPLB balancing a skewed one, with multinomial noise) in its own EP group.
+  // Routing: each token picks experts_per_token distinct physical experts in its own EP group
+  // (expert_routing.h: this layer's skewed popularity, this pass's drift, the EPLB placement).
   // Routed (token, expert) pairs from each GPU to each GPU of its EP group: G x ep counts, not G x G
   // (thousands of GPUs would need gigabytes for a matrix that is zero outside the groups).
   const auto E = static_cast<std::size_t>(ep_);
@@ -529,12 +526,15 @@ void DecodeStepBuilder::add_moe(std::vector<GpuStepPlan>& gpus, int layer, Token
   // the loop (it runs tokens x experts_per_token times per layer).
   std::vector<std::size_t> rank_of(static_cast<std::size_t>(physical_experts_));
   for (std::size_t e = 0; e < rank_of.size(); ++e) rank_of[e] = e / static_cast<std::size_t>(experts_per_gpu);
+  // One drift draw per pass and EP group (the requests of a group are its own).
+  std::optional<ExpertRouting::Pass> pass;
   for (std::size_t src = 0; src < G; ++src) {
     const std::size_t group_start = src / E * E;
+    if (src == group_start) pass.emplace(routing_->pass(layer, rng));
     std::int64_t* const rows = expert_rows.data() + group_start * static_cast<std::size_t>(experts_per_gpu);
     std::int64_t* const to = pair_count.data() + src * E;
     for (std::int64_t tok = 0; tok < T; ++tok) {
-      route_token(rng, picked);
+      pass->route(rng, picked);
       for (const std::int64_t e : picked) {
         ++to[rank_of[static_cast<std::size_t>(e)]];
         ++rows[e];

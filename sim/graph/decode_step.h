@@ -9,18 +9,20 @@
 // tp > 1 with ep = tp (TP attention, experts split over the replica: an all-reduce) or ep = 1
 // (TP attention and TP experts: an all-reduce). MLA's latent cache is replicated on TP ranks.
 // Each replica serves batch_per_gpu x tp requests; each request has mtp.depth query tokens.
-// Physical experts (routed + redundant) are spread evenly over the group; a routed token copy
-// lands on any physical expert with equal probability (the stated load-balance model: EPLB
-// balances the real, skewed routing perfectly). With two micro-batches every GPU's plan holds
-// both passes (lane 0: ceil(batch / 2) requests, lane 1: the rest), each with its own routing.
+// Physical experts (routed + redundant) are spread evenly over the group; where a routed token
+// copy lands follows the expert-load model (expert_routing.h: skewed, drifting popularity; EPLB
+// placement when the engine runs it). With two micro-batches every GPU's plan holds both passes
+// (lane 0: ceil(batch / 2) requests, lane 1: the rest), each with its own routing.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
 #include "models/attention.h"
 #include "models/cost.h"
+#include "sim/graph/expert_routing.h"
 #include "sim/config/scenario.h"
 #include "sim/graph/op.h"
 #include "sim/graph/rng.h"
@@ -84,8 +86,6 @@ class DecodeStepBuilder {
   // sharded by TP (ep = 1); no all-to-all, an all-reduce of the partial outputs.
   void add_tp_moe(std::vector<GpuStepPlan>& gpus, int layer, Tokens t, Rng& rng) const;
 
-  // experts_per_token distinct physical experts for one token, into `picked` (its size).
-  void route_token(Rng& rng, std::vector<std::int64_t>& picked) const;
   // The MoE block's input on one GPU: norm, router, top-k, shared expert (width per GPU).
   void add_moe_input(std::vector<Segment>& out, int layer, std::int64_t tokens, std::int64_t shared_width) const;
   // The routed experts of one GPU: grouped gate/up, activation, grouped down over each expert's
@@ -109,6 +109,7 @@ class DecodeStepBuilder {
   int tp_;
   int ep_;
   std::int64_t physical_experts_;  // routed + redundant (MoE models)
+  std::optional<ExpertRouting> routing_;  // MoE models: where routed token copies land
   int layers_total_;
   std::int64_t offloaded_;
   double cold_fraction_;

@@ -282,7 +282,10 @@ nlohmann::ordered_json results_json(const Scenario& s, const RunResult& r, const
   sum["engine"] = {{"name", s.engine.name},
                    {"version", s.engine.version},
                    {"mla_kernel", std::string(s.engine.mla_kernel->name)},
-                   {"kernel_gap_s", s.engine.kernel_gap.value()}};
+                   {"kernel_gap_s", s.engine.kernel_gap.value()},
+                   {"eplb", s.engine.eplb}};
+  // The expert-load model's parameters (sim/graph/expert_routing.h).
+  sum["expert_load"] = {{"skew", s.workload.expert_skew}, {"drift", s.workload.expert_drift}};
   sum["gpus"] = r.gpus;
   sum["gpus_per_node"] = s.hardware.gpu.count;
   sum["parallelism"] = {{"attention_dp", s.parallelism.attention_dp},
@@ -367,7 +370,11 @@ std::string results_table(const Scenario& s, const RunResult& r) {
          "\n";
   out += "  engine " + s.engine.name + " (" + s.engine.version + "): MLA kernel " + std::string(s.engine.mla_kernel->name) +
          " (" + std::to_string(s.engine.mla_kernel->row_tile) + "-row tiles, " + std::string(to_string(s.engine.mla_kernel->mma)) +
-         " MMA), " + fmt("%.2f", s.engine.kernel_gap.value() * 1e6) + " us between kernels\n";
+         " MMA), " + fmt("%.2f", s.engine.kernel_gap.value() * 1e6) + " us between kernels, EPLB " +
+         (s.engine.eplb ? "on" : "off") +
+         (s.model.moe ? ", expert skew " + fmt("%.3f", s.workload.expert_skew) + " / drift " + fmt("%.3f", s.workload.expert_drift)
+                      : std::string()) +
+         "\n";
   out += "  context " + std::to_string(s.workload.context_length) + " tokens, MTP depth " +
          std::to_string(s.workload.mtp.depth) + " (" + fmt("%.2f", acceptance) + " accepted per step), " +
          std::to_string(r.steps) + " steps\n\n";

@@ -360,3 +360,24 @@ TEST_CASE("cost operations: unknown or missing operations and bad options are ex
                "--tokens", "1", "--experts-per-token", "300"},
               "exceeds the 256 routed experts");
 }
+
+TEST_CASE("cost routing: the expert load of a layout, and its bad input", "[cli][cost][routing]") {
+  const auto off = ess::test::run_cli({"cost", "routing", "--ep", "8", "--tokens-per-rank", "64", "--passes", "2", "--json"});
+  REQUIRE(off.code == 0);
+  const auto j = nlohmann::json::parse(off.out);
+  CHECK(j["stats"]["rank_mean"].get<double>() == Approx(512.0));  // 64 tokens x 8 ranks x top-8 / 8
+  const auto on = ess::test::run_cli({"cost", "routing", "--ep", "8", "--tokens-per-rank", "64", "--passes", "2", "--eplb",
+                                      "on", "--redundant", "8", "--json"});
+  REQUIRE(on.code == 0);
+  CHECK(nlohmann::json::parse(on.out)["stats"]["rank_imbalance"].get<double>() <
+        0.5 * j["stats"]["rank_imbalance"].get<double>());
+  const auto redundant = ess::test::run_cli({"cost", "routing", "--ep", "8", "--redundant", "8"});
+  CHECK(redundant.code == 2);
+  CHECK_THAT(redundant.err, Catch::Contains("--eplb on"));
+  const auto ep = ess::test::run_cli({"cost", "routing", "--ep", "30"});
+  CHECK(ep.code == 2);
+  CHECK_THAT(ep.err, Catch::Contains("must divide the 256 physical experts"));
+  const auto dense = ess::test::run_cli({"cost", "routing", "--model", "llama-2-7b"});
+  CHECK(dense.code == 2);
+  CHECK_THAT(dense.err, Catch::Contains("no experts"));
+}

@@ -72,3 +72,37 @@ TEST_CASE("engine: bad input names the path and what was expected", "[config][en
   doc["engine"] = {{"preset", "vllm"}, {"kernel_gap", "5ms"}};
   CHECK_THROWS_MATCHES(load(doc), ess::ConfigError, config_error(kOrigin, "/engine/kernel_gap", {}));
 }
+
+TEST_CASE("engine: EPLB per engine, and redundant experts only with it", "[config][engine][eplb]") {
+  auto doc = minimal_scenario();
+  CHECK(load(doc).engine.eplb);  // deepseek
+  doc["engine"] = "vllm";
+  CHECK_FALSE(load(doc).engine.eplb);
+  doc["engine"] = {{"preset", "sglang"}, {"eplb", "on"}};
+  CHECK(load(doc).engine.eplb);
+  doc["engine"] = {{"preset", "sglang"}, {"eplb", "yes"}};
+  CHECK_THROWS_MATCHES(load(doc), ess::ConfigError, config_error(kOrigin, "/engine/eplb", {"on", "off"}));
+}
+
+TEST_CASE("engine: redundant experts without EPLB are refused with the way out", "[config][engine][eplb]") {
+  auto doc = minimal_scenario();
+  doc["parallelism"] = {{"attention_dp", 8}, {"expert_parallel", 8}, {"redundant_experts", 8}};
+  CHECK(load(doc).parallelism.redundant_experts == 8);  // deepseek runs EPLB
+  doc["engine"] = "vllm";
+  CHECK_THROWS_MATCHES(load(doc), ess::ConfigError,
+                       config_error(kOrigin, "/parallelism/redundant_experts", {"eplb", "\"on\"", "redundant_experts to 0"}));
+}
+
+TEST_CASE("workload: expert skew and drift default to the fitted values and are range-checked", "[config][workload]") {
+  auto doc = minimal_scenario();
+  const ess::Scenario s = load(doc);
+  CHECK(s.workload.expert_skew == ess::kDefaultExpertSkew);
+  CHECK(s.workload.expert_drift == ess::kDefaultExpertDrift);
+  doc["workload"]["expert_skew"] = 0;
+  CHECK(load(doc).workload.expert_skew == 0.0);
+  doc["workload"]["expert_skew"] = -0.5;
+  CHECK_THROWS_MATCHES(load(doc), ess::ConfigError, config_error(kOrigin, "/workload/expert_skew", {}));
+  doc["workload"]["expert_skew"] = 0.5;
+  doc["workload"]["expert_drfit"] = 0.1;
+  CHECK_THROWS_MATCHES(load(doc), ess::ConfigError, config_error(kOrigin, "/workload/expert_drfit", {"expert_drift"}));
+}

@@ -38,7 +38,8 @@ nlohmann::json scenario(const nlohmann::json& hardware) {
   return {{"model", moe_model()},
           {"hardware", hardware},
           {"parallelism", {{"expert_parallel", 8}}},
-          {"workload", {{"batch_per_gpu", kBatch}, {"context_length", 8}, {"decode_steps", 2}}}};
+          // Balanced routing: the model (models/alltoall.h) prices a balanced all-to-all.
+          {"workload", {{"batch_per_gpu", kBatch}, {"context_length", 8}, {"decode_steps", 2}, {"expert_skew", 0}, {"expert_drift", 0}}}};
 }
 
 // Durations (s) of every traced "L0 <label>" all-to-all, one per GPU and step.
