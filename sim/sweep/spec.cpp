@@ -51,6 +51,8 @@ const std::vector<SweepMetric>& known_sweep_metrics() {
       {"execution.micro_batches", "micro_batches"},
       {"execution.step_overhead_s", "step_overhead_s"},
       {"engine.kernel_gap_s", "engine_kernel_gap_s"},
+      {"expert_load.skew", "expert_skew"},
+      {"expert_load.drift", "expert_drift"},
       {"communication.collectives_s", "collectives_s"},
       {"communication.exposed_s", "collectives_exposed_s"},
       {"communication.hidden_s", "collectives_hidden_s"},
