@@ -54,7 +54,7 @@ KernelCost indexer_scoring(const IndexerShape& s, const Hardware& hw) {
                     q * d(s.heads) * d(s.head_dim) * kIndexerQueryBytes +
                     q * d(s.context) * kIndexerLogitBytes);
   const FlopsPerSecond peak = hw.gpu.peak_compute.at(DType::fp8, hw.gpu.kind);
-  return roofline(flops, peak, bytes, hw.gpu.hbm_bandwidth, hw.kernels.indexer);
+  return with_params(roofline(flops, peak, bytes, hw.gpu.hbm_bandwidth, hw.kernels.indexer), ParamSet::indexer);
 }
 
 KernelCost topk(const TopkShape& s, const Hardware& hw) {
@@ -73,7 +73,7 @@ KernelCost topk(const TopkShape& s, const Hardware& hw) {
   const double selected = d(std::min(s.k, s.candidates));
   const Bytes bytes(passes * d(s.rows) * d(s.candidates) * kIndexerLogitBytes +
                     d(s.rows) * selected * kTopkIndexBytes);
-  return memory_bound_kernel(bytes, hw.gpu.hbm_bandwidth, hw.kernels.memory_bound);
+  return with_params(memory_bound_kernel(bytes, hw.gpu.hbm_bandwidth, hw.kernels.memory_bound), ParamSet::memory_bound);
 }
 
 std::int64_t padded_rows(std::int64_t rows, std::int64_t row_tile) {
@@ -91,7 +91,7 @@ KernelCost mla_cost(const MlaShape& s, double rows, double entries, double cache
   const Flops flops(2.0 * rows * entries * (d(s.qk_dim) + d(s.v_dim)));
   const Bytes bytes(cache_bytes + mla_query_output_bytes(s));
   const FlopsPerSecond peak = hw.gpu.peak_compute.at(s.compute_dtype, hw.gpu.kind);
-  return roofline(flops, peak, bytes, hw.gpu.hbm_bandwidth, params);
+  return with_params(roofline(flops, peak, bytes, hw.gpu.hbm_bandwidth, params), param_set_of_field(where));
 }
 }  // namespace
 
@@ -136,7 +136,7 @@ KernelCost gqa_attention(const GqaShape& s, const Hardware& hw) {
                         bytes_per_element(s.kv_dtype) +
                     2.0 * q * d(s.heads) * d(s.head_dim) * bytes_per_element(s.compute_dtype));
   const FlopsPerSecond peak = hw.gpu.peak_compute.at(s.compute_dtype, hw.gpu.kind);
-  return roofline(flops, peak, bytes, hw.gpu.hbm_bandwidth, hw.kernels.attention);
+  return with_params(roofline(flops, peak, bytes, hw.gpu.hbm_bandwidth, hw.kernels.attention), ParamSet::attention);
 }
 
 }  // namespace ess

@@ -22,7 +22,7 @@ KernelCost elementwise(const ElementwiseShape& shape, const Hardware& hw) {
   const auto elements = static_cast<double>(shape.elements);
   const double tensors = static_cast<double>(shape.inputs) + static_cast<double>(shape.outputs);
   const Bytes bytes(elements * tensors * bytes_per_element(shape.dtype));
-  return memory_bound_kernel(bytes, hw.gpu.hbm_bandwidth, hw.kernels.memory_bound);
+  return with_params(memory_bound_kernel(bytes, hw.gpu.hbm_bandwidth, hw.kernels.memory_bound), ParamSet::memory_bound);
 }
 
 }  // namespace ess

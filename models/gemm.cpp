@@ -42,7 +42,7 @@ KernelCost grouped_cost(double weights, double m_rows, std::int64_t n_in, std::i
     bytes += kFp8ScaleBytes * m * k_blocks;             // activation scales
   }
   const FlopsPerSecond peak = hw.gpu.peak_compute.at(dtype, hw.gpu.kind);
-  return roofline(flops, peak, Bytes(bytes), hw.gpu.hbm_bandwidth, params);
+  return with_params(roofline(flops, peak, Bytes(bytes), hw.gpu.hbm_bandwidth, params), param_set_of_field(where));
 }
 
 KernelCost dense_cost(std::int64_t m, std::int64_t n, std::int64_t k, DType dtype, const Hardware& hw) {
@@ -97,6 +97,7 @@ KernelCost gemm(const GemmShape& shape, const Hardware& hw) {
   const auto hit = gemm_table_lookup(*hw.kernels.gemm_measured, shape.m, shape.n, shape.k, shape.dtype);
   if (!hit) return cost;
   cost.measured = true;
+  cost.params = ParamSet::gemm_measured;
   const auto [m_lo, t_lo] = hit->lower;
   const auto [m_hi, t_hi] = hit->upper;
   if (m_lo == m_hi) {

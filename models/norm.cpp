@@ -43,7 +43,7 @@ KernelCost norm(const NormShape& shape, const Hardware& hw) {
   const auto hidden = static_cast<double>(shape.hidden);
   const double b = bytes_per_element(shape.dtype);
   const Bytes bytes(2.0 * tokens * hidden * b + parameter_vectors(shape.kind) * hidden * b);
-  return memory_bound_kernel(bytes, hw.gpu.hbm_bandwidth, hw.kernels.memory_bound);
+  return with_params(memory_bound_kernel(bytes, hw.gpu.hbm_bandwidth, hw.kernels.memory_bound), ParamSet::memory_bound);
 }
 
 }  // namespace ess

@@ -16,8 +16,8 @@ if [[ $# -gt 0 && "$1" != --* ]]; then exe="$1"; shift; fi
 command -v python3 >/dev/null || { echo "measured-deployments: needs python3 to read the results" >&2; exit 2; }
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
-echo "| scenario | engine | hardware | measured (ms) | simulated (ms) | error | exposed / hidden collectives (ms) |"
-echo "|---|---|---|---|---|---|---|"
+echo "| scenario | engine | hardware | measured (ms) | simulated (ms) | error | band (1 sigma) | measured in band | exposed / hidden collectives (ms) |"
+echo "|---|---|---|---|---|---|---|---|---|"
 grep -v '^#' scenarios/measured/measured.csv | tail -n +2 | while IFS=, read -r name row measured derivation tag ceiling; do
   "$exe" run "scenarios/measured/$name.json" --steps 2 --json "$@" > "$tmp/$name.json"
   python3 - "$tmp/$name.json" "$name" "$measured" >> "$tmp/errors" <<'PY'
@@ -28,13 +28,22 @@ sim = r["step_time_s"]["mean"] * 1e3
 err = (sim - measured) / measured * 100
 c = r["communication"]
 hw = r["hardware"] + ("" if r["hardware_calibration"] else " (uncalibrated)")
-print(f"| `{name}` | {r['engine']['name']} | {hw} | {measured:.2f} | {sim:.2f} | {err:+.1f}% | {c['exposed_s']*1e3:.1f} / {c['hidden_s']*1e3:.1f} |")
-print(f"ERR {abs(err):.3f}", file=sys.stderr)
+b = r["band"]
+if b is None:
+    band, inside = "none", "-"
+else:
+    band = f"+-{b['sigma_s']*1e3:.2f} ms ({b['relative']*100:.1f}%" + (f", {b['unbanded_fraction']*100:.0f}% unbanded)" if b["unbanded_fraction"] > 0.005 else ")")
+    inside = "yes" if abs(sim - measured) <= b["sigma_s"] * 1e3 else f"no ({abs(sim - measured) / (b['sigma_s'] * 1e3):.1f} sigma)"
+print(f"| `{name}` | {r['engine']['name']} | {hw} | {measured:.2f} | {sim:.2f} | {err:+.1f}% | {band} | {inside} | {c['exposed_s']*1e3:.1f} / {c['hidden_s']*1e3:.1f} |")
+print(f"ERR {abs(err):.3f} {'IN' if inside == 'yes' else 'OUT'}", file=sys.stderr)
 PY
 done 2> "$tmp/abs"
 cat "$tmp/errors"
 python3 - "$tmp/abs" <<'PY'
 import statistics, sys
-errs = [float(l.split()[1]) for l in open(sys.argv[1]) if l.startswith("ERR")]
-print(f"\nmedian |error| {statistics.median(errs):.1f}% over {len(errs)} deployments, max {max(errs):.1f}%")
+rows = [l.split() for l in open(sys.argv[1]) if l.startswith("ERR")]
+errs = [float(r[1]) for r in rows]
+inside = sum(1 for r in rows if r[2] == "IN")
+print(f"\nmedian |error| {statistics.median(errs):.1f}% over {len(errs)} deployments, max {max(errs):.1f}%; "
+      f"{inside} of {len(rows)} measured within one sigma of the calibration band")
 PY

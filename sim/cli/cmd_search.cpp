@@ -62,6 +62,7 @@ void print_result(std::ostream& out, const SearchResult& r, const std::string& u
           << fixed(1e3 / get("otps_per_request"), 2) << " ms, " << fixed(get("tokens_per_s_per_gpu"), 0)
           << " tokens/s per GPU, " << fixed(get("tokens_per_s_total"), 0) << " in total\n";
     }
+    if (!r.band.empty()) out << "  calibration band: " << r.band << "\n";
     std::string sets;
     for (const auto& set : r.answer_sets) sets += " --set " + set;
     out << "  run it:" << (sets.empty() ? " (the scenario as given)" : sets) << "\n";
@@ -76,6 +77,7 @@ nlohmann::ordered_json result_json(const SearchResult& r) {
   j["answer"] = r.found ? nlohmann::ordered_json(r.answer) : nlohmann::ordered_json();
   j["bound"] = r.bound;
   j["message"] = r.message;
+  j["band"] = r.band;
   j["answer_sets"] = r.answer_sets;
   j["answer_summary"] = r.answer_summary;
   j["probes"] = nlohmann::ordered_json::array();
@@ -256,6 +258,7 @@ void add_search_command(CLI::App& app, CommandAction& action) {
           j["rows"].push_back({{"point", row.point},
                                {"tokens_per_s_per_gpu", row.tokens_per_s_per_gpu},
                                {"tpot_s", row.tpot_s},
+                               {"band_relative", row.record.value("step_time_band_relative", nlohmann::ordered_json())},
                                {"axes", row.record.value("axes", nlohmann::ordered_json::object())}});
         }
         out << j.dump(2) << "\n";
@@ -263,7 +266,9 @@ void add_search_command(CLI::App& app, CommandAction& action) {
       }
       out << "Pareto front of " << p->dir << ": " << t.front_points << " of " << t.ok_points
           << " ok points (no other point has both more tokens/s per GPU and a lower TPOT)\n";
-      out << "  rank  point  tokens/s/GPU  TPOT ms  batch  axes\n";
+      // The calibration band (one sigma, relative) of each point, when the sweep recorded the
+      // step_time_band_relative metric: neighbours closer than it are not told apart by the model.
+      out << "  rank  point  tokens/s/GPU  TPOT ms   band  batch  axes\n";
       std::size_t rank = 0;
       for (const auto& row : t.rows) {
         std::string axes;
@@ -272,9 +277,13 @@ void add_search_command(CLI::App& app, CommandAction& action) {
           axes += (axes.empty() ? "" : "  ") + path_text + "=" + value.dump();
         }
         const nlohmann::ordered_json requests = row.record.value("batch_per_gpu", nlohmann::ordered_json());
-        char line[160];
-        std::snprintf(line, sizeof line, "  %4zu  %5zu  %12.1f  %7.2f  %5s  ", ++rank, row.point,
-                      row.tokens_per_s_per_gpu, row.tpot_s * 1e3, requests.is_number() ? requests.dump().c_str() : "-");
+        const nlohmann::ordered_json band = row.record.value("step_time_band_relative", nlohmann::ordered_json());
+        char band_text[16] = "    -";
+        if (band.is_number()) std::snprintf(band_text, sizeof band_text, "%4.1f%%", band.get<double>() * 100.0);
+        char line[180];
+        std::snprintf(line, sizeof line, "  %4zu  %5zu  %12.1f  %7.2f  %5s  %5s  ", ++rank, row.point,
+                      row.tokens_per_s_per_gpu, row.tpot_s * 1e3, band_text,
+                      requests.is_number() ? requests.dump().c_str() : "-");
         out << line << axes << "\n";
       }
       return 0;

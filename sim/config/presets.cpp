@@ -1,6 +1,7 @@
 #include "sim/config/presets.h"
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 
 #include "sim/config/json_text.h"
@@ -10,8 +11,24 @@ namespace ess {
 
 namespace {
 
+// The bands of the built-in profile `name`, its donors' first (a donor is another built-in profile,
+// named in its calibration.transferred); memoised, cycles cut after 8 levels.
+const CalibrationBands* built_in_bands(const std::string& name, std::map<std::string, CalibrationBands>& memo, int depth) {
+  if (const auto it = memo.find(name); it != memo.end()) return &it->second;
+  if (depth > 8) return nullptr;
+  for (const auto& e : detail::embedded_presets()) {
+    if (std::string(e.kind) != "profiles" || name != e.name) continue;
+    const DonorBands donors = [&](const std::string& d) { return built_in_bands(d, memo, depth + 1); };
+    CalibrationBands b = parse_profile(e.text, "built-in preset calibration/profiles/" + name + ".json", donors).calibration.bands;
+    return &memo.emplace(name, b).first->second;
+  }
+  return nullptr;
+}
+
 std::vector<Preset> load_all() {
   std::vector<Preset> out;
+  std::map<std::string, CalibrationBands> memo;
+  const DonorBands donors = [&](const std::string& d) { return built_in_bands(d, memo, 1); };
   for (const auto& e : detail::embedded_presets()) {
     const std::string folder = e.kind;
     const PresetKind kind = folder == "models"    ? PresetKind::model
@@ -23,7 +40,7 @@ std::vector<Preset> load_all() {
     const std::string origin = "built-in preset " + path;
     Preset p{kind, e.name, path, {}, {}, {}};
     if (profile) {
-      ProfileDocument d = parse_profile(e.text, origin);
+      ProfileDocument d = parse_profile(e.text, origin, donors);
       p.document = std::move(d.hardware);
       p.calibration = std::move(d.calibration);
     } else {

@@ -9,6 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/config/profile.h"
+
 namespace ess {
 
 enum class PresetKind { model, hardware, engine };
@@ -24,7 +26,7 @@ struct Preset {
   std::string path;         // relative to the repository, e.g. "scenarios/hardware/h200-sxm.json"
   nlohmann::json document;  // parsed once
   std::string description;  // the document's "description"
-  std::string calibration;  // shipped profiles: calibration_summary(); empty for datasheet presets
+  HardwareCalibration calibration;  // shipped profiles: their summary and bands; empty for datasheet presets
 
   // How errors name this preset: "built-in preset scenarios/hardware/h200-sxm.json".
   [[nodiscard]] std::string origin() const { return "built-in preset " + path; }

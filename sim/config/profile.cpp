@@ -3,7 +3,10 @@
 #include "sim/config/config_error.h"
 #include "sim/config/json_text.h"
 
+#include <cmath>
 #include <cstdio>
+
+#include "sim/config/presets.h"
 
 namespace ess {
 
@@ -66,13 +69,72 @@ std::string calibration_summary(const nlohmann::json& doc) {
   return out;
 }
 
-ProfileDocument parse_profile(std::string_view text, const std::string& origin) {
+CalibrationBands calibration_bands(const nlohmann::json& doc, const DonorBands& donor) {
+  CalibrationBands bands{};
+  const auto c = doc.find("calibration");
+  if (c == doc.end() || !c->is_object()) return bands;
+  constexpr double kRobust = 1.4826;  // sigma / median |error| of a normal distribution
+  if (const auto m = c->find("models"); m != c->end() && m->is_array()) {
+    for (const auto& model : *m) {
+      if (!model.is_object()) continue;
+      const auto cv = model.find("cross_validated");
+      const auto fields = model.find("fields");
+      if (cv == model.end() || !cv->is_object() || !cv->contains("median_abs") || !(*cv)["median_abs"].is_number() ||
+          fields == model.end() || !fields->is_array()) {
+        continue;
+      }
+      const double median = (*cv)["median_abs"].get<double>();
+      const std::string name = model.value("model", std::string("?"));
+      char text[160];
+      std::snprintf(text, sizeof text, "%s fitted on this GPU: k-fold CV median |error| %.1f%% (%d points)", name.c_str(),
+                    median * 100.0, (*cv).value("points", 0));
+      for (const auto& f : *fields) {
+        if (!f.is_string()) continue;
+        const ParamSet set = param_set_of_field(f.get<std::string>());
+        if (set == ParamSet::none) continue;
+        auto& b = bands[static_cast<std::size_t>(set)];
+        if (!b || b->sigma < kRobust * median) b = ParamBand{kRobust * median, text};
+      }
+    }
+  }
+  CalibrationBands fitted = bands;
+  if (const auto t = c->find("transferred"); t != c->end() && t->is_array()) {
+    for (const auto& d : *t) {
+      if (!d.is_object() || !d.contains("name") || !d["name"].is_string() || !d.contains("fields") || !d["fields"].is_array()) {
+        continue;
+      }
+      const std::string name = d["name"].get<std::string>();
+      const CalibrationBands* from = donor ? donor(name) : nullptr;
+      for (const auto& f : d["fields"]) {
+        if (!f.is_string()) continue;
+        const auto set = static_cast<std::size_t>(param_set_of_field(f.get<std::string>()));
+        if (set == 0 || fitted[set] || bands[set] || from == nullptr || !(*from)[set]) continue;  // first donor wins
+        const ParamBand& db = *(*from)[set];
+        char text[96];
+        std::snprintf(text, sizeof text, " + %.1f%% for the transfer (leave-one-GPU-out)", kTransferSigma * 100.0);
+        bands[set] = ParamBand{std::sqrt(db.sigma * db.sigma + kTransferSigma * kTransferSigma),
+                               "transferred from " + name + " (" + db.source + ")" + text};
+      }
+    }
+  }
+  return bands;
+}
+
+ProfileDocument parse_profile(std::string_view text, const std::string& origin, const DonorBands& donor) {
   ProfileDocument p;
   p.hardware = profile_hardware(text, origin);
-  p.calibration = calibration_summary(parse_json_text(text, origin));
+  const nlohmann::json doc = parse_json_text(text, origin);
+  p.calibration.summary = calibration_summary(doc);
+  p.calibration.bands = calibration_bands(doc, donor);
   return p;
 }
 
-ProfileDocument read_profile(const std::string& path) { return parse_profile(read_text_file(path), "profile " + path); }
+ProfileDocument read_profile(const std::string& path) {
+  const DonorBands built_in = [](const std::string& name) -> const CalibrationBands* {
+    const Preset* p = find_preset(PresetKind::hardware, name);
+    return p == nullptr || p->calibration.summary.empty() ? nullptr : &p->calibration.bands;
+  };
+  return parse_profile(read_text_file(path), "profile " + path, built_in);
+}
 
 }  // namespace ess

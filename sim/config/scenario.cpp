@@ -59,7 +59,7 @@ void deep_merge(nlohmann::json& base, const nlohmann::json& overrides) {
 // Replaces a hardware section {"profile": path, overrides...} by the profile's hardware merged
 // with the overrides. A relative path is resolved against `base_dir` (the scenario file's folder),
 // or against the current directory when the path itself came from --set.
-std::string resolve_profile(nlohmann::json& section, const std::string& pointer, Origins& origins,
+HardwareCalibration resolve_profile(nlohmann::json& section, const std::string& pointer, Origins& origins,
                             const std::filesystem::path& base_dir) {
   const std::string profile_pointer = pointer_append(pointer, "profile");
   const nlohmann::json& p = section["profile"];
@@ -75,7 +75,7 @@ std::string resolve_profile(nlohmann::json& section, const std::string& pointer,
   if (path.is_relative() && origin_of_path.rfind("--", 0) != 0) path = base_dir / path;
   const std::string shown = path.lexically_normal().string();
   nlohmann::json hardware;
-  std::string calibration;
+  HardwareCalibration calibration;
   try {
     ProfileDocument profile = read_profile(shown);
     hardware = std::move(profile.hardware);
@@ -95,7 +95,7 @@ std::string resolve_profile(nlohmann::json& section, const std::string& pointer,
 
 // Replaces document[key] (a preset name or {"preset": name, overrides...}) by the merged preset.
 // Returns the calibration summary of a hardware profile (empty for presets and inline sections).
-std::string resolve_preset_section(nlohmann::json& document, const std::string& key, PresetKind kind, Origins& origins,
+HardwareCalibration resolve_preset_section(nlohmann::json& document, const std::string& key, PresetKind kind, Origins& origins,
                             const std::filesystem::path& base_dir) {
   const std::string pointer = pointer_append("", key);
   auto it = document.find(key);
@@ -552,7 +552,7 @@ Scenario load_scenario_text(std::string_view text, const std::string& origin, co
   Origins origins(origin);
   for (const auto& o : overrides) apply_override(document, o, origins);
   (void)resolve_preset_section(document, "model", PresetKind::model, origins, base_dir);
-  std::string calibration = resolve_preset_section(document, "hardware", PresetKind::hardware, origins, base_dir);
+  HardwareCalibration calibration = resolve_preset_section(document, "hardware", PresetKind::hardware, origins, base_dir);
   if (!document.contains("engine") || document["engine"].is_null()) {
     // No engine named: DeepSeek's own, recorded as the default (the resolved scenario names it).
     document["engine"] = nlohmann::json{{"preset", std::string(kDefaultEngine)}};
@@ -564,7 +564,8 @@ Scenario load_scenario_text(std::string_view text, const std::string& origin, co
   }
   (void)resolve_preset_section(document, "engine", PresetKind::engine, origins, base_dir);
   Scenario s = read_scenario(document, origins, origin);
-  s.hardware_calibration = std::move(calibration);
+  s.hardware_calibration = std::move(calibration.summary);
+  s.hardware_bands = calibration.bands;
   return s;
 }
 

@@ -14,6 +14,7 @@
 #include "models/hardware.h"
 #include "sim/config/engine_config.h"
 #include "sim/config/model_config.h"
+#include "sim/config/profile.h"
 #include "sim/config/serving_config.h"
 #include "sim/offload/synthetic_access.h"
 
@@ -146,6 +147,9 @@ struct Scenario {
   // How the hardware was calibrated: calibration_summary() of the profile it came from (a file or
   // a shipped profile), empty for a datasheet preset or an inline description (uncalibrated).
   std::string hardware_calibration;
+  // The error band of each calibrated parameter set on this hardware (sim/config/profile.h); none
+  // for datasheet presets. Overrides of a profile's fields keep the profile's bands.
+  CalibrationBands hardware_bands{};
   // Every value the simulator uses with its source; itself a valid scenario.
   nlohmann::ordered_json resolved;
 };

@@ -10,6 +10,11 @@ namespace ess {
 namespace {
 
 std::size_t cat(OpCategory c) { return static_cast<std::size_t>(c); }
+std::size_t set(ParamSet p) { return static_cast<std::size_t>(p); }
+ParamSet path(const Transfer& t) { return t.gather ? ParamSet::pcie_gather : ParamSet::pcie_copy; }
+ParamSet of(const Segment& collective) {
+  return collective.kind == SegmentKind::alltoall ? ParamSet::alltoall : ParamSet::allreduce;
+}
 
 }  // namespace
 
@@ -27,6 +32,7 @@ void AccountingRecorder::compute(int step, int gpu, const Segment& seg, double /
   auto& l = layer(seg.layer);
   for (const Op& op : seg.ops) {
     t.busy[cat(op.category)] += op.time.value();
+    t.by_params[set(op.params)] += op.time.value();
     l.busy[cat(op.category)] += op.time.value();
     l.flops += op.flops;
     l.bytes += op.bytes;
@@ -34,6 +40,7 @@ void AccountingRecorder::compute(int step, int gpu, const Segment& seg, double /
   // Kernels run slower while a gather kernel (a write-back) holds part of the SMs.
   const double lost = std::max(0.0, elapsed - seg.duration.value());
   t.busy[cat(OpCategory::transfer)] += lost;
+  t.by_params[set(ParamSet::pcie_gather)] += lost;
   t.lost_to_gather += lost;
   l.busy[cat(OpCategory::transfer)] += lost;
   l.lost_to_gather += lost;
@@ -46,6 +53,8 @@ void AccountingRecorder::stage(int step, int gpu, const Segment& seg, const Stag
   const double lost = std::max(0.0, run.compute_end - run.start - seg.duration.value());
   const double exposed = run.end - run.compute_end;
   t.busy[cat(OpCategory::transfer)] += lost + exposed;
+  t.by_params[set(ParamSet::pcie_gather)] += lost;
+  t.by_params[set(path(seg.transfer))] += exposed;
   t.transfer += fetch.end - fetch.start;
   t.exposed += exposed;
   t.lost_to_gather += lost;
@@ -57,6 +66,7 @@ void AccountingRecorder::stage(int step, int gpu, const Segment& seg, const Stag
   l.fetch_queue_wait += fetch.start - fetch.submitted;
   for (const Op& op : seg.ops) {
     t.busy[cat(op.category)] += op.time.value();
+    t.by_params[set(op.params)] += op.time.value();
     l.busy[cat(op.category)] += op.time.value();
     l.flops += op.flops;
     l.bytes += op.bytes;
@@ -70,6 +80,7 @@ void AccountingRecorder::prefetch_waited(int step, int gpu, const Segment& seg, 
   t.prefetch_transfer += prefetch.end - prefetch.start;
   t.prefetch_wait += waited;
   t.busy[cat(OpCategory::transfer)] += waited;
+  t.by_params[set(prefetch.transfer != nullptr ? path(*prefetch.transfer) : ParamSet::pcie_gather)] += waited;
   ++t.prefetches;
   l.prefetch_transfer += prefetch.end - prefetch.start;
   l.prefetch_wait += waited;
@@ -86,12 +97,14 @@ void AccountingRecorder::collective(int step, int gpu, const Segment& seg, const
   if (!on_stream) {
     // Beside the compute stream: what of it was exposed is counted where the stream waits (lane_waited).
     t.comm += c.end - c.arrive;
+    last_off_stream_[static_cast<std::size_t>(gpu)] = of(seg);
     return;
   }
   t.wait += c.start - c.arrive;
   t.busy[cat(OpCategory::collective)] += c.end - c.start;
   t.comm += c.end - c.arrive;
   t.comm_exposed += c.end - c.arrive;
+  t.by_params[set(of(seg))] += c.end - c.start;
   auto& l = layer(seg.layer);
   l.wait += c.start - c.arrive;
   l.busy[cat(OpCategory::collective)] += c.end - c.start;
@@ -102,6 +115,8 @@ void AccountingRecorder::lane_waited(int step, int gpu, int /*lane*/, const Segm
   auto& t = times(step, gpu);
   t.busy[cat(OpCategory::collective)] += stalled;
   t.comm_exposed += stalled;
+  // Waiting for the lane's collectives in flight: the last one it started is priced by its set.
+  t.by_params[set(last_off_stream_[static_cast<std::size_t>(gpu)])] += stalled;
   layer(last.layer).busy[cat(OpCategory::collective)] += stalled;
 }
 
@@ -109,6 +124,7 @@ void AccountingRecorder::step_ends(int step, int gpu, const StepPlan& plan, doub
   auto& t = times(step, gpu);
   t.writeback_wait = end - drain;
   t.busy[cat(OpCategory::transfer)] += t.writeback_wait;
+  t.by_params[set(ParamSet::pcie_gather)] += t.writeback_wait;  // write-backs run as gathers or copies alike
   t.end = end;
   if (gpu == 0 && !plan.offload.empty()) {
     // The cache simulation's per-request counts, once per step; the bytes are per GPU.

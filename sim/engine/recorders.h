@@ -16,7 +16,8 @@ namespace ess {
 // layer -1), step_context and step_h2d/d2h_bytes [steps].
 class AccountingRecorder final : public RunRecorder {
  public:
-  explicit AccountingRecorder(RunResult& result) : r_(result) {}
+  explicit AccountingRecorder(RunResult& result)
+      : r_(result), last_off_stream_(static_cast<std::size_t>(result.gpus), ParamSet::alltoall) {}
 
   void step_begins(int step, int gpu, double time) override;
   void compute(int step, int gpu, const Segment& seg, double start, double elapsed) override;
@@ -31,6 +32,7 @@ class AccountingRecorder final : public RunRecorder {
   GpuStepTimes& times(int step, int gpu);
   LayerTimes& layer(int layer);
   RunResult& r_;
+  std::vector<ParamSet> last_off_stream_;  // per GPU: the set of its last collective beside the stream
 };
 
 // The Chrome trace (sim/io/chrome_trace.h) of steps [0, trace_steps): per GPU its compute stream

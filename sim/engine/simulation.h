@@ -72,6 +72,10 @@ struct GpuStepTimes {
   // two-batch overlap every collective is exposed; hidden = comm - comm_exposed.
   double comm = 0.0;
   double comm_exposed = 0.0;
+  // The compute stream's time by the calibrated parameter set that priced it (models/cost.h):
+  // kernels by their own set, exposed collectives by theirs, exposed transfers and compute lost to
+  // gathers by the PCIe path's. What the calibration bands propagate through (sim/metrics/bands).
+  std::array<double, kParamSetCount> by_params{};
 };
 
 struct LayerTimes {

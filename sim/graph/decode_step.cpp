@@ -76,7 +76,7 @@ DecodeStepBuilder::DecodeStepBuilder(const Scenario& scenario, std::int64_t batc
 }
 
 Op DecodeStepBuilder::kernel(std::string_view name, OpCategory category, const KernelCost& c) const {
-  return Op{name, category, c.time + s_.engine.kernel_gap, c.flops, c.bytes};
+  return Op{name, category, c.time + s_.engine.kernel_gap, c.flops, c.bytes, c.params};
 }
 
 MlaShape DecodeStepBuilder::mla_shape(Tokens t) const {

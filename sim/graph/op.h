@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "models/cost.h"
 #include "models/units.h"
 #include "sim/config/scenario.h"
 #include "sim/graph/op_names.h"
@@ -41,6 +42,7 @@ struct Op {
   Seconds time;
   Flops flops;
   Bytes bytes;
+  ParamSet params = ParamSet::none;  // the calibrated parameters that priced it (models/cost.h)
 };
 
 // prefetch: a transfer the GPU starts for a later layer (`layer`) and does not wait for;

@@ -1,5 +1,7 @@
 #include "sim/metrics/results.h"
 
+#include "sim/metrics/bands.h"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -304,6 +306,9 @@ nlohmann::ordered_json results_json(const Scenario& s, const RunResult& r, const
   sum["tokens_per_s_node"] = per_gpu * s.hardware.gpu.count;
   sum["tokens_per_s_total"] = per_gpu * r.gpus;
   sum["otps_per_request"] = acceptance / st.mean;
+  // The calibration band of the step time and throughput (sim/metrics/bands.h).
+  const StepBand band = step_band(r, s.hardware_bands);
+  sum["band"] = band_json(band, per_gpu);
   nlohmann::ordered_json mem;
   mem["hbm_capacity"] = r.memory.capacity.value();
   for (const auto& line : r.memory.lines) mem[line.name] = line.bytes.value();
@@ -315,6 +320,7 @@ nlohmann::ordered_json results_json(const Scenario& s, const RunResult& r, const
   if (r.offload) sum["offload"] = offload_summary(s, r);
   sum["simgrid_activities"] = r.activities;
   j["summary"] = sum;
+  j["band_by_params"] = band_breakdown_json(band, s.hardware_bands);
 
   auto& steps = j["steps"] = nlohmann::ordered_json::array();
   for (std::size_t k = 0; k < r.step_time.size(); ++k) {
@@ -382,6 +388,16 @@ std::string results_table(const Scenario& s, const RunResult& r) {
          (s.workload.batch_per_gpu ? "\n" : "  (largest that fits)\n");
   out += "  step time         mean " + fmt("%.3f", st.mean * 1e3) + " ms   p50 " + fmt("%.3f", st.p50 * 1e3) +
          " ms   p99 " + fmt("%.3f", st.p99 * 1e3) + " ms\n";
+  const StepBand band = step_band(r, s.hardware_bands);
+  if (band.calibrated) {
+    out += "  calibration band  +/- " + fmt("%.3f", band.sigma * 1e3) + " ms (" + fmt("%.1f", band.relative() * 100.0) +
+           "%, one sigma of the fitted models' cross-validated errors)";
+    out += band.unbanded_fraction > 0.005
+               ? "; " + fmt("%.0f", band.unbanded_fraction * 100.0) + "% of the step is priced by models without a band\n"
+               : "\n";
+  } else {
+    out += "  calibration band  none: uncalibrated hardware (a profile from `ess-sim calibrate` gives one)\n";
+  }
   out += "  throughput        " + fmt("%.0f", per_gpu * s.hardware.gpu.count) + " tokens/s per node, " +
          fmt("%.1f", per_gpu) + " per GPU, " + fmt("%.2f", acceptance / st.mean) + " per request\n\n";
   out += "  memory per GPU (GB)\n";

@@ -86,6 +86,37 @@ class Prober {
   std::map<std::string, std::size_t> seen_;
 };
 
+// The relative calibration band of a probe's run (one sigma), or NaN without one.
+double band_of(const SearchProbe& p) {
+  const auto& s = p.outcome.results.value("summary", nlohmann::ordered_json());
+  const auto& b = s.value("band", nlohmann::ordered_json());
+  return b.is_object() && b.contains("relative") && b["relative"].is_number() ? b["relative"].get<double>()
+                                                                               : std::numeric_limits<double>::quiet_NaN();
+}
+
+// summary.band's verdict on an answer: `value` of the answer against `target` ("<=" targets when
+// `at_most`), and the neighbour that missed (nullptr if none was probed). `what` names the values.
+std::string band_verdict(const SearchProbe& best, const SearchProbe* missed, double target, bool at_most,
+                         const std::string& answer, const std::string& neighbour, const std::string& unit, double scale) {
+  const double rel = band_of(best);
+  if (!std::isfinite(rel)) return "no calibration band (uncalibrated hardware): how close real hardware comes is unknown";
+  const auto pct = [](double x) { return number(std::round(x * 1000.0) / 10.0) + "%"; };
+  // A step-time-like value is wrong by +-rel; throughput by the same relative amount.
+  const double margin = at_most ? (target - best.value) / best.value : (best.value - target) / best.value;
+  std::string out = answer + " is " + number(best.value * scale) + " " + unit + ", " + pct(margin) + " from the target; band +-" +
+                    pct(rel) + " (one sigma)";
+  out += margin < rel ? ": inside the band, real hardware may miss the target at " + answer
+                      : ": outside the band";
+  if (missed != nullptr && std::isfinite(missed->value)) {
+    const double m = at_most ? (missed->value - target) / missed->value : (target - missed->value) / missed->value;
+    const double mrel = band_of(*missed);
+    if (std::isfinite(mrel) && m < mrel) {
+      out += "; " + neighbour + " (" + number(missed->value * scale) + " " + unit + ") is within its band too and may meet it";
+    }
+  }
+  return out;
+}
+
 void answer(SearchResult& r, std::int64_t value, const SearchProbe& p, const std::string& bound) {
   r.found = true;
   r.answer = value;
@@ -145,6 +176,7 @@ SearchResult search_max_batch(const SearchContext& c, LatencyTarget metric, doub
   if (most.meets) {
     answer(r, hi_batch, most, "memory");
     r.message = "the largest batch that fits in GPU memory meets the target";
+    r.band = band_verdict(most, nullptr, target_s, true, "batch " + std::to_string(hi_batch), "", "ms", 1e3);
     return r;
   }
   if (hi_batch <= 1) {
@@ -172,6 +204,13 @@ SearchResult search_max_batch(const SearchContext& c, LatencyTarget metric, doub
   }
   answer(r, lo, r.probes[best], "target");
   r.message = "batch " + std::to_string(lo + 1) + " misses the target; " + std::to_string(hi_batch) + " fit in memory";
+  const SearchProbe* next = nullptr;
+  for (const auto& p : r.probes) {
+    if (p.sets == batch_sets(lo + 1)) next = &p;
+  }
+  if (hi == hi_batch) next = &r.probes.front();  // the "max" probe is batch hi_batch
+  r.band = band_verdict(r.probes[best], next, target_s, true, "batch " + std::to_string(lo),
+                        "batch " + std::to_string(lo + 1), "ms", 1e3);
   return r;
 }
 
@@ -229,6 +268,16 @@ SearchResult search_min_gpus(const SearchContext& c, double tokens_per_s, int ma
   const SearchProbe& best = run(hi);
   answer(r, static_cast<std::int64_t>(candidates[hi]) * base.hardware.gpu.count, best, "target");
   r.message = std::to_string(candidates[hi]) + " nodes of " + std::to_string(base.hardware.gpu.count) + " GPUs";
+  const SearchProbe* fewer = nullptr;
+  if (hi > 0) {
+    const auto sets = scaled_layout(base, candidates[hi - 1]);
+    for (const auto& p : r.probes) {
+      if (p.sets == sets) fewer = &p;
+    }
+  }
+  const std::string gpus = std::to_string(candidates[hi] * base.hardware.gpu.count) + " GPUs";
+  r.band = band_verdict(best, fewer, tokens_per_s, false, gpus,
+                        hi > 0 ? std::to_string(candidates[hi - 1] * base.hardware.gpu.count) + " GPUs" : "", "tokens/s", 1.0);
   return r;
 }
 

@@ -50,6 +50,9 @@ struct SearchResult {
   std::int64_t answer = 0;  // batch per GPU (max_batch) or GPUs (min_gpus)
   std::string bound;        // what limits the answer: "target", "memory", "search range"
   std::string message;      // why nothing was found, or a remark on the answer
+  // Whether the answer lies inside the calibration band (results.json summary.band): the target
+  // within one sigma of the answer's value, or of its neighbour's that missed; empty when not found.
+  std::string band;
   std::vector<std::string> answer_sets;  // the overrides of the answer's probe
   nlohmann::ordered_json answer_summary;  // its results.json summary
   std::vector<SearchProbe> probes;        // in the order they ran

@@ -78,6 +78,9 @@ TEST_CASE("max-batch finds the batch a brute-force scan of every batch finds", "
       if (expected > 0) {
         CHECK(r.answer == expected);
         CHECK(r.bound == (expected == most ? "memory" : "target"));
+        // 0.01% from the target is inside any band the profile gives; 10% more than the
+        // largest batch's value is outside its band of a few percent.
+        if (target == values[static_cast<std::size_t>(most / 3)] * 1.0001) CHECK_THAT(r.band, Catch::Contains("inside the band"));
       }
       CHECK(r.probes.size() <= 3 + static_cast<std::size_t>(std::ceil(std::log2(static_cast<double>(most)))));
     }
@@ -100,6 +103,8 @@ TEST_CASE("min-gpus finds the node count a brute-force scan finds", "[search]") 
     REQUIRE(o.status == "ok");
     total.push_back(metric(o, "/summary/tokens_per_s_total"));
   }
+  const ess::SearchResult far = ess::search_max_batch(c, ess::LatencyTarget::p99_step_time, 10.0);
+  CHECK_THAT(far.band, Catch::Contains("outside the band"));
   for (std::size_t i = 0; i < total.size(); ++i) {
     const double target = total[i] * 0.999;
     std::size_t expected = 0;
