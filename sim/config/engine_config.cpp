@@ -4,6 +4,53 @@
 
 namespace ess {
 
+namespace {
+
+void range(std::vector<std::int64_t>& out, std::int64_t from, std::int64_t to_exclusive, std::int64_t step) {
+  for (std::int64_t b = from; b < to_exclusive; b += step) out.push_back(b);
+}
+
+std::vector<std::int64_t> no_graphs(std::int64_t) { return {}; }
+
+// vLLM's set_cudagraph_sizes: [1, 2, 4] + range(8, 256, 8) + range(256, max + 1, 16).
+std::vector<std::int64_t> vllm_sizes(std::int64_t max_batch) {
+  std::vector<std::int64_t> s = {1, 2, 4};
+  range(s, 8, 256, 8);
+  range(s, 256, max_batch + 1, 16);
+  return s;
+}
+
+// SGLang's server_args.py decode sizes: [1, 2, 4, 8, 12] + range(16, 257, 8) + range(272, 512, 16)
+// + range(512, max + 1, 32).
+std::vector<std::int64_t> sglang_sizes(std::int64_t max_batch) {
+  std::vector<std::int64_t> s = {1, 2, 4, 8, 12};
+  range(s, 16, 257, 8);
+  range(s, 272, 512, 16);
+  range(s, 512, max_batch + 1, 32);
+  return s;
+}
+
+}  // namespace
+
+const std::vector<CudaGraphRule>& cuda_graph_rules() {
+  static const std::vector<CudaGraphRule> rules = {
+      {"none", "no padding: every batch runs at its own size", &no_graphs},
+      {"vllm", "vLLM: 1, 2, 4, multiples of 8 to 248, of 16 from 256", &vllm_sizes},
+      {"sglang", "SGLang: 1, 2, 4, 8, 12, multiples of 8 to 256, of 16 to 496, of 32 from 512", &sglang_sizes},
+  };
+  return rules;
+}
+
+std::int64_t EngineConfig::graph_batch(std::int64_t requests) const {
+  for (const auto& rule : cuda_graph_rules()) {
+    if (rule.name != cuda_graph_sizes) continue;
+    for (const std::int64_t size : rule.sizes(cuda_graph_max_batch)) {
+      if (size >= requests && size <= cuda_graph_max_batch) return size;
+    }
+  }
+  return requests;
+}
+
 EngineConfig read_engine(ObjectReader& r) {
   EngineConfig e;
   e.name = r.text("name");
@@ -13,6 +60,10 @@ EngineConfig read_engine(ObjectReader& r) {
   // A gap above 1 ms would be a host-bound step, not a kernel's launch: out of range.
   e.kernel_gap = r.seconds("kernel_gap", Range::closed(0.0, 1e-3));
   e.eplb = r.choice("eplb", {"on", "off"}) == "on";
+  std::vector<std::string> rules;
+  for (const auto& rule : cuda_graph_rules()) rules.emplace_back(rule.name);
+  e.cuda_graph_sizes = r.choice("cuda_graph_sizes", rules);
+  e.cuda_graph_max_batch = r.integer("cuda_graph_max_batch", Range::closed(0, 1 << 16));
   r.finish();
   return e;
 }

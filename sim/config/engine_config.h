@@ -8,6 +8,8 @@
 #pragma once
 
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "models/mla_kernels.h"
 #include "models/units.h"
@@ -29,7 +31,22 @@ struct EngineConfig {
   // experts and experts are placed on ranks by their measured load (sim/graph/expert_routing.h).
   // Off: routed expert e sits on rank e / experts_per_rank, and redundant_experts must be 0.
   bool eplb = false;
+  // CUDA graphs: the batch sizes the engine captures (a rule of cuda_graph_rules(): "none", or an
+  // engine's default list up to cuda_graph_max_batch); a decode batch is padded to the smallest
+  // captured size >= it, and runs unpadded (eagerly) above the largest.
+  std::string cuda_graph_sizes = "none";
+  std::int64_t cuda_graph_max_batch = 0;
+  // The batch the kernels compute for `requests` requests of one replica.
+  [[nodiscard]] std::int64_t graph_batch(std::int64_t requests) const;
 };
+
+// The capture-size rules: name and the sizes up to `max_batch`, ascending.
+struct CudaGraphRule {
+  std::string_view name;
+  std::string_view description;
+  std::vector<std::int64_t> (*sizes)(std::int64_t max_batch);
+};
+[[nodiscard]] const std::vector<CudaGraphRule>& cuda_graph_rules();
 
 // Reads the resolved engine section (the preset already merged in).
 [[nodiscard]] EngineConfig read_engine(ObjectReader& r);

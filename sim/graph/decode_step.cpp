@@ -696,7 +696,10 @@ void DecodeStepBuilder::add_pass(std::vector<GpuStepPlan>& gpus, std::int64_t ba
   };
 
   // Verification pass of the main model: depth query tokens per request.
-  const Tokens main{batch * tp_, s_.workload.mtp.depth, offloaded};
+  // The engine replays a CUDA graph captured for a batch at least this replica's (padded rows run
+  // through every kernel but attention).
+  const std::int64_t padded = s_.engine.graph_batch(batch * tp_);
+  const Tokens main{batch * tp_, s_.workload.mtp.depth, offloaded, padded};
   common([&](std::vector<Segment>& out, int) { add_embedding(out, main); });
   for (int layer = 0; layer < m_.layers; ++layer) {
     common([&](std::vector<Segment>& out, int replica) {
@@ -711,7 +714,7 @@ void DecodeStepBuilder::add_pass(std::vector<GpuStepPlan>& gpus, std::int64_t ba
   common([&](std::vector<Segment>& out, int) { add_head(out, -1, main); });
 
   // Draft passes: MTP module d drafts one more token per request from the previous one.
-  const Tokens draft{batch * tp_, 1, offloaded};
+  const Tokens draft{batch * tp_, 1, offloaded, padded};
   for (int d = 1; d < s_.workload.mtp.depth; ++d) {
     const int layer = static_cast<int>(m_.layers) + d - 1;
     common([&](std::vector<Segment>& out, int) { add_mtp_projection(out, layer, draft); });

@@ -15,6 +15,7 @@
 // (lane 0: ceil(batch / 2) requests, lane 1: the rest), each with its own routing.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -54,7 +55,10 @@ class DecodeStepBuilder {
     std::int64_t requests;             // requests of the replica this GPU serves (this micro-batch)
     std::int64_t queries_per_request;  // query tokens per request in this pass
     std::int64_t offloaded = 0;        // offload: requests of this GPU (this micro-batch) in host memory
-    [[nodiscard]] std::int64_t total() const { return requests * queries_per_request; }
+    // Requests the kernels compute: the CUDA graph's captured batch the engine pads `requests` to
+    // (engine.cuda_graph_sizes); attention reads only the real requests' caches.
+    std::int64_t padded = 0;
+    [[nodiscard]] std::int64_t total() const { return std::max(requests, padded) * queries_per_request; }
   };
 
   // One launched kernel of cost `c`: its time plus the engine's gap before the next kernel.

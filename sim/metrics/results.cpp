@@ -285,7 +285,10 @@ nlohmann::ordered_json results_json(const Scenario& s, const RunResult& r, const
                    {"version", s.engine.version},
                    {"mla_kernel", std::string(s.engine.mla_kernel->name)},
                    {"kernel_gap_s", s.engine.kernel_gap.value()},
-                   {"eplb", s.engine.eplb}};
+                   {"eplb", s.engine.eplb},
+                   {"cuda_graph_sizes", s.engine.cuda_graph_sizes},
+                   {"cuda_graph_max_batch", s.engine.cuda_graph_max_batch},
+                   {"graph_batch", s.engine.graph_batch(r.batch_per_gpu * s.parallelism.tensor_parallel)}};
   // The expert-load model's parameters (sim/graph/expert_routing.h).
   sum["expert_load"] = {{"skew", s.workload.expert_skew}, {"drift", s.workload.expert_drift}};
   sum["gpus"] = r.gpus;
@@ -378,6 +381,10 @@ std::string results_table(const Scenario& s, const RunResult& r) {
          " (" + std::to_string(s.engine.mla_kernel->row_tile) + "-row tiles, " + std::string(to_string(s.engine.mla_kernel->mma)) +
          " MMA), " + fmt("%.2f", s.engine.kernel_gap.value() * 1e6) + " us between kernels, EPLB " +
          (s.engine.eplb ? "on" : "off") +
+         (s.engine.graph_batch(r.batch_per_gpu * s.parallelism.tensor_parallel) > r.batch_per_gpu * s.parallelism.tensor_parallel
+              ? ", CUDA graph pads " + std::to_string(r.batch_per_gpu * s.parallelism.tensor_parallel) + " requests to " +
+                    std::to_string(s.engine.graph_batch(r.batch_per_gpu * s.parallelism.tensor_parallel))
+              : std::string()) +
          (s.model.moe ? ", expert skew " + fmt("%.3f", s.workload.expert_skew) + " / drift " + fmt("%.3f", s.workload.expert_drift)
                       : std::string()) +
          "\n";

@@ -58,6 +58,8 @@ const std::vector<SweepMetric>& known_sweep_metrics() {
       {"execution.micro_batches", "micro_batches"},
       {"execution.step_overhead_s", "step_overhead_s"},
       {"engine.kernel_gap_s", "engine_kernel_gap_s"},
+      {"engine.cuda_graph_max_batch", "engine_cuda_graph_max_batch"},
+      {"engine.graph_batch", "engine_graph_batch"},
       {"expert_load.skew", "expert_skew"},
       {"expert_load.drift", "expert_drift"},
       {"communication.collectives_s", "collectives_s"},

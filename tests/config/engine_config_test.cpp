@@ -106,3 +106,30 @@ TEST_CASE("workload: expert skew and drift default to the fitted values and are 
   doc["workload"]["expert_drfit"] = 0.1;
   CHECK_THROWS_MATCHES(load(doc), ess::ConfigError, config_error(kOrigin, "/workload/expert_drfit", {"expert_drift"}));
 }
+
+TEST_CASE("engine: CUDA-graph padding to the engine's captured batch sizes", "[config][engine][cuda_graph]") {
+  auto doc = minimal_scenario();
+  doc["engine"] = "vllm";
+  const auto v = load(doc).engine;
+  CHECK(v.graph_batch(1) == 1);
+  CHECK(v.graph_batch(3) == 4);
+  CHECK(v.graph_batch(9) == 16);
+  CHECK(v.graph_batch(249) == 256);
+  CHECK(v.graph_batch(257) == 272);
+  CHECK(v.graph_batch(512) == 512);
+  CHECK(v.graph_batch(513) == 513);  // above the largest captured size: eager, unpadded
+  doc["engine"] = "sglang";
+  const auto s = load(doc).engine;
+  CHECK(s.graph_batch(9) == 12);
+  CHECK(s.graph_batch(14) == 16);
+  CHECK(s.graph_batch(20) == 24);
+  CHECK(s.graph_batch(256) == 256);
+  CHECK(s.graph_batch(300) == 300);  // max 256 in the preset
+  doc["engine"] = {{"preset", "sglang"}, {"cuda_graph_max_batch", 1024}};
+  CHECK(load(doc).engine.graph_batch(300) == 304);
+  CHECK(load(doc).engine.graph_batch(600) == 608);
+  doc["engine"] = "deepseek";
+  CHECK(load(doc).engine.graph_batch(13) == 13);
+  doc["engine"] = {{"preset", "vllm"}, {"cuda_graph_sizes", "vllm2"}};
+  CHECK_THROWS_MATCHES(load(doc), ess::ConfigError, config_error(kOrigin, "/engine/cuda_graph_sizes", {"vllm"}));
+}

@@ -4,6 +4,7 @@
 
 #include <numeric>
 
+#include "sim/config/scenario.h"
 #include "sim/engine/simulation.h"
 #include "tests/engine/test_scenarios.h"
 
@@ -84,4 +85,23 @@ TEST_CASE("the context grows by the accepted tokens of every step") {
   const auto s = load(doc);
   auto r = ess::Simulation(s, {}).run();
   CHECK(r.step_context == std::vector<std::int64_t>{100, 101, 102, 103});
+}
+
+TEST_CASE("CUDA-graph padding: the padded rows run through the GEMMs, not the attention", "[cuda_graph]") {
+  // 3 requests per GPU: vLLM's graphs pad them to 4; SGLang's too; DeepSeek's engine runs 3.
+  const auto run_with = [](const char* engine) {
+    auto doc = nlohmann::json::parse(R"({"model": "deepseek-v3.2-exp", "hardware": "h200-sxm",
+      "workload": {"batch_per_gpu": 3, "context_length": 4096, "decode_steps": 1, "expert_skew": 0, "expert_drift": 0}})");
+    doc["engine"] = engine;
+    const auto s = ess::load_scenario_text(doc.dump(), "t.json", {});
+    ess::SimulationOptions o;
+    o.steps = 1;
+    return ess::Simulation(s, o).run();
+  };
+  const auto padded = run_with("vllm");
+  const auto plain = run_with("trtllm");  // same kernels and gap, no padding
+  const auto gemm = static_cast<std::size_t>(ess::OpCategory::gemm);
+  const auto attention = static_cast<std::size_t>(ess::OpCategory::attention);
+  CHECK(padded.gpu_steps[0][0].busy[gemm] > plain.gpu_steps[0][0].busy[gemm]);
+  CHECK(padded.gpu_steps[0][0].busy[attention] == Approx(plain.gpu_steps[0][0].busy[attention]));
 }
