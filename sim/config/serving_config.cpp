@@ -169,6 +169,7 @@ ServingConfig read_serving(ObjectReader& r, const std::string& scenario_dir) {
       c.prompt_tokens = read_lengths(a, "prompt_tokens");
       c.output_tokens = read_lengths(a, "output_tokens");
     } else {
+      c.format = a.choice_or("format", kTraceFormats, kTraceFormats.front());
       const std::string file = a.text("file");
       const std::filesystem::path p(file);
       c.file = p.is_absolute() || scenario_dir.empty() ? file : (std::filesystem::path(scenario_dir) / p).string();

@@ -32,8 +32,17 @@ struct ArrivalConfig {
   std::vector<RateChange> rate_changes;  // poisson: later rates, by increasing time
   TokenLengths prompt_tokens;       // poisson: the prompt (already prefilled) of each request
   TokenLengths output_tokens;       // poisson: tokens each request decodes here
-  std::string file;                 // trace: CSV of arrival_s,prompt_tokens,output_tokens
+  std::string file;                 // trace: the file (format below)
+  std::string format = "ess-csv";   // trace: one of kTraceFormats (sim/serving/trace_formats.h parses each)
 };
+
+// The request-trace formats a serving trace may be in (parsers: sim/serving/trace_formats.cpp):
+//   ess-csv         "arrival_s,prompt_tokens,output_tokens", seconds
+//   mooncake-jsonl  Mooncake's trace (kvcache-ai/Mooncake): one JSON object a line, "timestamp" (ms
+//                   since the first request), "input_length", "output_length", "hash_ids"
+//   azure-csv       Azure's LLM inference traces (Azure/AzurePublicDataset): "TIMESTAMP,ContextTokens,
+//                   GeneratedTokens", timestamps "YYYY-MM-DD HH:MM:SS.fffffff"
+inline const std::vector<std::string> kTraceFormats = {"ess-csv", "mooncake-jsonl", "azure-csv"};
 
 // The adaptive batch-size controller (sim/serving/controller.h).
 struct ControllerConfig {

@@ -8,6 +8,7 @@
 #include "sim/config/config_error.h"
 #include "sim/config/json_text.h"
 #include "sim/graph/rng.h"
+#include "sim/serving/trace_formats.h"
 
 namespace ess {
 
@@ -19,28 +20,10 @@ constexpr std::uint64_t kPromptStream = 2;
 constexpr std::uint64_t kOutputStream = 3;
 // Mixed into the scenario seed so that arrivals share no stream with other components.
 constexpr std::uint64_t kArrivalSalt = 0x5E4C1A7712C0FFEEULL;
-constexpr double kMaxTraceTokens = 2147483648.0;
 
 std::int64_t draw_length(Rng& rng, const TokenLengths& t) {
   if (t.fixed()) return t.min;
   return t.min + static_cast<std::int64_t>(rng.below(static_cast<std::uint64_t>(t.max - t.min + 1)));
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\r')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
-  return s;
-}
-
-std::vector<std::string_view> split(std::string_view line) {
-  std::vector<std::string_view> out;
-  while (true) {
-    const auto comma = line.find(',');
-    out.push_back(trim(line.substr(0, comma)));
-    if (comma == std::string_view::npos) break;
-    line.remove_prefix(comma + 1);
-  }
-  return out;
 }
 
 }  // namespace
@@ -84,63 +67,15 @@ std::vector<Request> poisson_arrivals(const ArrivalConfig& a, double duration, s
 }
 
 std::vector<Request> parse_arrival_trace(const std::string& text, const std::string& origin, double duration) {
-  std::vector<Request> out;
-  std::size_t pos = 0;
-  std::size_t line_no = 0;
-  bool header = false;
-  double last = 0.0;
-  const auto fail = [&](const std::string& message) {
-    throw ConfigError(origin, "", "line " + std::to_string(line_no) + ": " + message);
-  };
-  while (pos < text.size()) {
-    const auto end = text.find('\n', pos);
-    const std::string_view line = trim(std::string_view(text).substr(pos, end == std::string::npos ? std::string::npos : end - pos));
-    pos = end == std::string::npos ? text.size() : end + 1;
-    ++line_no;
-    if (line.empty() || line.front() == '#') continue;
-    const auto cells = split(line);
-    if (!header) {
-      if (cells.size() != 3 || cells[0] != "arrival_s" || cells[1] != "prompt_tokens" || cells[2] != "output_tokens") {
-        fail("expected the header \"arrival_s,prompt_tokens,output_tokens\", got \"" + std::string(line) + "\"");
-      }
-      header = true;
-      continue;
-    }
-    if (cells.size() != 3) fail("expected 3 comma-separated values (arrival_s,prompt_tokens,output_tokens), got " + std::to_string(cells.size()));
-    double arrival = 0.0;
-    const auto [ap, aec] = std::from_chars(cells[0].data(), cells[0].data() + cells[0].size(), arrival);
-    if (aec != std::errc() || ap != cells[0].data() + cells[0].size() || !std::isfinite(arrival) || arrival < 0.0) {
-      fail("arrival_s must be a number of seconds >= 0, got \"" + std::string(cells[0]) + "\"");
-    }
-    if (arrival < last) fail("arrival_s must not decrease (" + std::string(cells[0]) + " after " + std::to_string(last) + ")");
-    last = arrival;
-    std::int64_t tokens[2] = {0, 0};
-    for (int k = 0; k < 2; ++k) {
-      const auto cell = cells[static_cast<std::size_t>(k + 1)];
-      const auto [p, ec] = std::from_chars(cell.data(), cell.data() + cell.size(), tokens[k]);
-      if (ec != std::errc() || p != cell.data() + cell.size() || tokens[k] < 1 || static_cast<double>(tokens[k]) > kMaxTraceTokens) {
-        fail(std::string(k == 0 ? "prompt_tokens" : "output_tokens") + " must be an integer in [1, 2147483648], got \"" +
-             std::string(cell) + "\"");
-      }
-    }
-    if (arrival >= duration) continue;
-    Request r;
-    r.id = static_cast<std::int64_t>(out.size());
-    r.arrival = arrival;
-    r.prompt_tokens = tokens[0];
-    r.output_tokens = tokens[1];
-    out.push_back(r);
-  }
-  if (!header) throw ConfigError(origin, "", "empty trace: expected the header \"arrival_s,prompt_tokens,output_tokens\"");
-  return out;
+  return parse_trace("ess-csv", text, origin, duration);
 }
 
-std::vector<Request> read_arrival_trace(const std::string& path, double duration) {
-  return parse_arrival_trace(read_text_file(path), path, duration);
+std::vector<Request> read_arrival_trace(const std::string& path, double duration, std::string_view format) {
+  return parse_trace(format, read_text_file(path), path, duration);
 }
 
 std::vector<Request> arrivals(const ServingConfig& s, std::uint64_t scenario_seed) {
-  if (s.arrivals.process == "trace") return read_arrival_trace(s.arrivals.file, s.duration.value());
+  if (s.arrivals.process == "trace") return read_arrival_trace(s.arrivals.file, s.duration.value(), s.arrivals.format);
   return poisson_arrivals(s.arrivals, s.duration.value(), arrival_seed(scenario_seed));
 }
 

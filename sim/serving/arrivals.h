@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/config/serving_config.h"
@@ -31,11 +32,13 @@ struct Request {
 // draws (sim/graph/rng.h); lengths uniform over their integer range.
 [[nodiscard]] std::vector<Request> poisson_arrivals(const ArrivalConfig& a, double duration, std::uint64_t seed);
 
-// A trace: a header line "arrival_s,prompt_tokens,output_tokens", then one request per line
-// (arrival seconds >= 0, non-decreasing; token counts integers >= 1). Rows arriving at or after
-// `duration` are left out. ConfigError naming the file and line on any bad row.
+// A trace in ess-sim's CSV: a header line "arrival_s,prompt_tokens,output_tokens", then one
+// request per line (arrival seconds >= 0, non-decreasing; token counts integers >= 1). Rows
+// arriving at or after `duration` are left out. ConfigError naming the file and line on any bad
+// row. Other formats: sim/serving/trace_formats.h.
 [[nodiscard]] std::vector<Request> parse_arrival_trace(const std::string& text, const std::string& origin, double duration);
-[[nodiscard]] std::vector<Request> read_arrival_trace(const std::string& path, double duration);
+[[nodiscard]] std::vector<Request> read_arrival_trace(const std::string& path, double duration,
+                                                      std::string_view format = "ess-csv");
 
 // The requests of a serving section (either kind).
 [[nodiscard]] std::vector<Request> arrivals(const ServingConfig& s, std::uint64_t scenario_seed);

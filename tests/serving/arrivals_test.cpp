@@ -98,10 +98,10 @@ TEST_CASE("a trace gives its rows, leaves out those after the period, and names 
     FAIL("no error for " << text);
   };
   fails("arrival,prompt,output\n", "expected the header");
-  fails("arrival_s,prompt_tokens,output_tokens\n1,10,10\n0.5,10,10\n", "line 3: arrival_s must not decrease");
+  fails("arrival_s,prompt_tokens,output_tokens\n1,10,10\n0.5,10,10\n", "line 3: arrival times must not decrease");
   fails("arrival_s,prompt_tokens,output_tokens\n1,10.5,10\n", "line 2: prompt_tokens must be an integer");
   fails("arrival_s,prompt_tokens,output_tokens\n1,10,0\n", "output_tokens must be an integer in [1");
-  fails("arrival_s,prompt_tokens,output_tokens\n-1,10,10\n", "arrival_s must be a number of seconds >= 0");
+  fails("arrival_s,prompt_tokens,output_tokens\n-1,10,10\n", "line 2: the arrival time must be >= 0");
   fails("arrival_s,prompt_tokens,output_tokens\n1,10\n", "expected 3 comma-separated values");
   fails("", "empty trace");
 }

@@ -64,6 +64,9 @@ TEST_CASE("bad serving values are ConfigErrors naming the field and what was exp
   CHECK_THAT(error_of({"serving.arrivals.rate=8"}, &pointer), Catch::Contains("a rate such as \"2/s\""));
   CHECK(pointer == "/serving/arrivals/rate");
   CHECK_THAT(error_of({"serving.arrivals.process=poison"}), Catch::Contains("did you mean \"poisson\""));
+  CHECK_THAT(error_of({R"(serving.arrivals={"process": "trace", "file": "t.jsonl", "format": "mooncake"})"}, &pointer),
+             Catch::Contains("did you mean \"mooncake-jsonl\""));
+  CHECK(pointer == "/serving/arrivals/format");
   CHECK_THAT(error_of({"serving.controler.enabled=false"}, &pointer), Catch::Contains("did you mean \"controller\""));
   CHECK(pointer == "/serving/controler");
   CHECK_THAT(error_of({"serving.controller.enabled=1"}), Catch::Contains("expected true or false"));
