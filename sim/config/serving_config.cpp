@@ -193,6 +193,20 @@ ServingConfig read_serving(ObjectReader& r, const std::string& scenario_dir) {
     s.controller = read_controller(c);
   }
   {
+    auto c = r.object_or_empty("cost");
+    const auto price = [&c](const char* key) -> std::optional<double> {
+      if (!c.has(key)) {
+        c.record(key, nullptr, "not given: left out of the bill");
+        return std::nullopt;
+      }
+      return c.number(key, Range::closed(0.0, 1e6));
+    };
+    s.cost.gpu_hour_usd = price("gpu_hour_usd");
+    s.cost.host_dram_gb_hour_usd = price("host_dram_gb_hour_usd");
+    s.cost.energy_kwh_usd = price("energy_kwh_usd");
+    c.finish();
+  }
+  {
     auto o = r.object_or_empty("slo");
     s.slo.ttft = optional_seconds(o, "ttft");
     s.slo.tpot = optional_seconds(o, "tpot");

@@ -72,6 +72,15 @@ struct StepTableConfig {
   std::int64_t steps = 2;              // decode steps simulated per grid point
 };
 
+// Prices of what a serving run uses (user inputs; none has a default: prices are not facts the
+// simulator knows). Each is optional; what is not given is left out of the bill.
+struct CostConfig {
+  std::optional<double> gpu_hour_usd;          // per GPU per hour (rental, or purchase amortised)
+  std::optional<double> host_dram_gb_hour_usd;  // per GB of the nodes' host DRAM per hour
+  std::optional<double> energy_kwh_usd;        // per kWh of the GPUs' energy (needs gpu.power)
+  [[nodiscard]] bool any() const { return gpu_hour_usd || host_dram_gb_hour_usd || energy_kwh_usd; }
+};
+
 struct ServingConfig {
   Seconds duration;     // arrivals during [0, duration)
   Seconds drain_limit;  // after it, at most this long for the requests still in flight
@@ -80,6 +89,7 @@ struct ServingConfig {
   ControllerConfig controller;
   SloConfig slo;
   StepTableConfig table;
+  CostConfig cost;
 };
 
 // Reads the "serving" object. `scenario_dir` resolves a relative trace path. ConfigError on any

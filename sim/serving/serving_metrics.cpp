@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <numeric>
 
+#include "sim/config/config_error.h"
 #include "sim/config/quantity.h"
 #include "sim/serving/controller.h"
 
@@ -247,6 +248,42 @@ nlohmann::ordered_json serving_json(const Scenario& s, const ServingRun& run, co
     e = nullptr;
   }
   j["energy"] = e;
+  // The bill of the run (serving.cost): GPU-hours, host DRAM GB-hours and GPU energy at the
+  // user's prices, over the run's duration; per million output tokens and per request/s.
+  const CostConfig& price = cfg.cost;
+  if (price.any()) {
+    const double hours = duration / 3600.0;
+    const double host_gb = memory.host_capacity() * static_cast<double>(memory.sockets()) / 1e9;
+    nlohmann::ordered_json bill;
+    double total = 0.0;
+    const auto item = [&](const char* name, std::optional<double> unit_price, double quantity, const char* unit) {
+      if (!unit_price) return;
+      const double usd = *unit_price * quantity;
+      bill[name] = {{"quantity", quantity}, {"unit", unit}, {"price_usd", *unit_price}, {"usd", usd}};
+      total += usd;
+    };
+    item("gpus", price.gpu_hour_usd, hours * s.hardware.total_gpus(), "GPU-hours");
+    item("host_dram", price.host_dram_gb_hour_usd, hours * host_gb, "GB-hours");
+    if (price.energy_kwh_usd && !run.energy) {
+      throw ConfigError(s.origin, "/serving/cost/energy_kwh_usd", "an energy price needs the GPUs' power (hardware.gpu.power)");
+    }
+    item("energy", price.energy_kwh_usd, run.energy ? *run.energy / 3.6e6 : 0.0, "kWh");
+    const double rps = per_s(static_cast<double>(completed));
+    nlohmann::ordered_json c;
+    c["items"] = bill;
+    c["total_usd"] = total;
+    c["per_hour_usd"] = hours > 0 ? total / hours : 0.0;
+    c["per_million_output_tokens_usd"] =
+        output_completed > 0 ? nlohmann::ordered_json(total / output_completed * 1e6) : nlohmann::ordered_json(nullptr);
+    // What one request/s of this load costs per hour (the "cost per QPS" of ESS's documents).
+    c["per_hour_per_request_per_s_usd"] =
+        rps > 0 && hours > 0 ? nlohmann::ordered_json(total / hours / rps) : nlohmann::ordered_json(nullptr);
+    c["per_request_usd"] =
+        completed > 0 ? nlohmann::ordered_json(total / static_cast<double>(completed)) : nlohmann::ordered_json(nullptr);
+    j["cost"] = c;
+  } else {
+    j["cost"] = nullptr;
+  }
   j["memory"] = {{"batch_bound_per_gpu", run.batch_bound},
                  {"hbm_for_caches_per_gpu", memory.hbm_budget()},
                  {"hbm_peak_per_gpu", run.hbm_peak},
@@ -308,6 +345,15 @@ std::string serving_table(const Scenario& s, const nlohmann::ordered_json& j) {
     line("energy per output token", num("%.3f J", get(j, {"energy", "per_output_token_j"})) + " (mean power " +
                                         num("%.0f W", get(j, {"energy", "mean_power_w"})) + ", utilisation " +
                                         num("%.2f)", get(j, {"energy", "utilization_mean"})));
+  }
+  if (const auto& bill = j.at("cost"); !bill.is_null()) {
+    std::string items;
+    for (const auto& [name, it] : bill.at("items").items()) {
+      items += (items.empty() ? "" : ", ") + name + " " + num("$%.2f", it.at("usd").get<double>());
+    }
+    const auto& per_m = bill.at("per_million_output_tokens_usd");
+    line("cost", num("$%.2f", get(bill, {"total_usd"})) + " (" + items + "); " +
+                     (per_m.is_number() ? num("$%.3f per million output tokens", per_m.get<double>()) : std::string("no tokens")));
   }
   if (s.cache.mode == CacheMode::offload) {
     line("memory protection", num("%.0f requests GPU-only", get(j, {"memory", "fallback_gpu_only_requests"})) + "; host peak " +

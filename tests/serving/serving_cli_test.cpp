@@ -35,4 +35,29 @@ TEST_CASE("run of a serving scenario writes results.json with the serving metric
   }
   CHECK(j["serving"]["requests"]["completed"].get<int>() > 20);
   CHECK(j["serving"]["energy"]["per_output_token_j"].get<double>() > 0);
+  CHECK(j["serving"]["cost"].is_null());  // no prices given
+}
+
+TEST_CASE("serving cost: the bill at the user's prices, per million output tokens", "[serving][cli][cost]") {
+  const test::ScratchDir dir("serving-cost");
+  const auto out = (dir.path() / "out").string();
+  const auto r = test::run_cli({"run", test::kServingBaseline, "-o", out, "--set", "serving.duration=20s", "--set",
+                                "serving.arrivals.rate=2/s", "--set", R"(serving.table.batches=[1, 8, 20])", "--set",
+                                "serving.cost.gpu_hour_usd=3.5", "--set", "serving.cost.energy_kwh_usd=0.12"});
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("per million output tokens"));
+  const auto j = nlohmann::json::parse(test::read_file(std::filesystem::path(out) / "results.json"))["serving"];
+  const double hours = j["duration_s"].get<double>() / 3600.0;
+  const auto& c = j["cost"];
+  CHECK(c["items"]["gpus"]["usd"].get<double>() == Approx(3.5 * 8 * hours));
+  CHECK(c["items"]["energy"]["usd"].get<double>() == Approx(0.12 * j["energy"]["energy_j"].get<double>() / 3.6e6));
+  CHECK_FALSE(c["items"].contains("host_dram"));  // not priced
+  const double total = c["total_usd"].get<double>();
+  CHECK(total == Approx(c["items"]["gpus"]["usd"].get<double>() + c["items"]["energy"]["usd"].get<double>()));
+  CHECK(c["per_million_output_tokens_usd"].get<double>() ==
+        Approx(total / j["requests"]["total_output_tokens"].get<double>() * 1e6));
+  const auto bad = test::run_cli({"check", test::kServingBaseline, "--set", "serving.cost.gpu_hour=3"});
+  CHECK(bad.code == 2);
+  CHECK_THAT(bad.err, Catch::Contains("gpu_hour_usd"));
 }
