@@ -1,5 +1,6 @@
 #include "sim/config/engine_config.h"
 
+#include <algorithm>
 #include <string>
 
 namespace ess {
@@ -42,13 +43,8 @@ const std::vector<CudaGraphRule>& cuda_graph_rules() {
 }
 
 std::int64_t EngineConfig::graph_batch(std::int64_t requests) const {
-  for (const auto& rule : cuda_graph_rules()) {
-    if (rule.name != cuda_graph_sizes) continue;
-    for (const std::int64_t size : rule.sizes(cuda_graph_max_batch)) {
-      if (size >= requests && size <= cuda_graph_max_batch) return size;
-    }
-  }
-  return requests;
+  const auto it = std::lower_bound(captured.begin(), captured.end(), requests);
+  return it == captured.end() ? requests : *it;
 }
 
 EngineConfig read_engine(ObjectReader& r) {
@@ -64,6 +60,12 @@ EngineConfig read_engine(ObjectReader& r) {
   for (const auto& rule : cuda_graph_rules()) rules.emplace_back(rule.name);
   e.cuda_graph_sizes = r.choice("cuda_graph_sizes", rules);
   e.cuda_graph_max_batch = r.integer("cuda_graph_max_batch", Range::closed(0, 1 << 16));
+  for (const auto& rule : cuda_graph_rules()) {
+    if (rule.name != e.cuda_graph_sizes) continue;
+    for (const std::int64_t size : rule.sizes(e.cuda_graph_max_batch)) {
+      if (size <= e.cuda_graph_max_batch) e.captured.push_back(size);
+    }
+  }
   r.finish();
   return e;
 }

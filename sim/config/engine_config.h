@@ -36,6 +36,7 @@ struct EngineConfig {
   // captured size >= it, and runs unpadded (eagerly) above the largest.
   std::string cuda_graph_sizes = "none";
   std::int64_t cuda_graph_max_batch = 0;
+  std::vector<std::int64_t> captured;  // the rule's sizes up to cuda_graph_max_batch, ascending
   // The batch the kernels compute for `requests` requests of one replica.
   [[nodiscard]] std::int64_t graph_batch(std::int64_t requests) const;
 };

@@ -377,13 +377,14 @@ std::string results_table(const Scenario& s, const RunResult& r) {
               ? "uncalibrated (datasheet numbers and estimated efficiencies; `ess-sim calibrate` fits a profile)"
               : s.hardware_calibration) +
          "\n";
+  const std::int64_t replica_batch = r.batch_per_gpu * s.parallelism.tensor_parallel;  // a CUDA graph runs per replica
+  const std::int64_t graph = s.engine.graph_batch(replica_batch);
   out += "  engine " + s.engine.name + " (" + s.engine.version + "): MLA kernel " + std::string(s.engine.mla_kernel->name) +
          " (" + std::to_string(s.engine.mla_kernel->row_tile) + "-row tiles, " + std::string(to_string(s.engine.mla_kernel->mma)) +
          " MMA), " + fmt("%.2f", s.engine.kernel_gap.value() * 1e6) + " us between kernels, EPLB " +
          (s.engine.eplb ? "on" : "off") +
-         (s.engine.graph_batch(r.batch_per_gpu * s.parallelism.tensor_parallel) > r.batch_per_gpu * s.parallelism.tensor_parallel
-              ? ", CUDA graph pads " + std::to_string(r.batch_per_gpu * s.parallelism.tensor_parallel) + " requests to " +
-                    std::to_string(s.engine.graph_batch(r.batch_per_gpu * s.parallelism.tensor_parallel))
+         (graph > replica_batch
+              ? ", CUDA graph pads " + std::to_string(replica_batch) + " requests to " + std::to_string(graph)
               : std::string()) +
          (s.model.moe ? ", expert skew " + fmt("%.3f", s.workload.expert_skew) + " / drift " + fmt("%.3f", s.workload.expert_drift)
                       : std::string()) +
