@@ -139,4 +139,29 @@ KernelCost gqa_attention(const GqaShape& s, const Hardware& hw) {
   return with_params(roofline(flops, peak, bytes, hw.gpu.hbm_bandwidth, hw.kernels.attention), ParamSet::attention);
 }
 
+KernelCost prefill_attention(const PrefillAttentionShape& s, const Hardware& hw) {
+  constexpr std::string_view kModel = "prefill_attention";
+  check::at_least(kModel, "queries", s.queries, 1);
+  check::at_least(kModel, "keys", s.keys, 1);
+  check::at_least(kModel, "heads", s.heads, 1);
+  check::at_least(kModel, "kv_heads", s.kv_heads, 1);
+  check::at_least(kModel, "qk_dim", s.qk_dim, 1);
+  check::at_least(kModel, "v_dim", s.v_dim, 1);
+  if (!(s.key_pairs >= d(s.queries))) {
+    throw std::invalid_argument("prefill_attention: key_pairs (" + std::to_string(s.key_pairs) +
+                                ") must be at least queries (" + std::to_string(s.queries) + "): each query sees itself");
+  }
+  if (s.heads % s.kv_heads != 0) {
+    throw std::invalid_argument("prefill_attention: heads (" + std::to_string(s.heads) + ") must be a multiple of kv_heads (" +
+                                std::to_string(s.kv_heads) + ")");
+  }
+  validate_roofline_params(hw.kernels.attention, "hardware.kernels.attention");
+  const double width = d(s.qk_dim) + d(s.v_dim);
+  const double b = bytes_per_element(s.compute_dtype);
+  const Flops flops(2.0 * d(s.heads) * s.key_pairs * width);
+  const Bytes bytes(d(s.queries) * d(s.heads) * width * b + d(s.keys) * d(s.kv_heads) * width * b);
+  const FlopsPerSecond peak = hw.gpu.peak_compute.at(s.compute_dtype, hw.gpu.kind);
+  return with_params(roofline(flops, peak, bytes, hw.gpu.hbm_bandwidth, hw.kernels.attention), ParamSet::attention);
+}
+
 }  // namespace ess

@@ -123,4 +123,28 @@ struct GqaShape {
 //   time  = roofline(flops, peak[compute_dtype], bytes, hbm_bandwidth, hardware.kernels.attention)
 [[nodiscard]] KernelCost gqa_attention(const GqaShape& shape, const Hardware& hw);
 
+// Prefill attention (FlashAttention-style, causal) of one GPU: `queries` new tokens, each
+// attending over its request's cached prefix and the new tokens up to itself. MLA prefill runs in
+// its non-absorbed form (SGLang's and vLLM's MHA path): per head, qk_dim = qk_nope_head_dim +
+// qk_rope_head_dim = 192 and v_dim = v_head_dim = 128, kv_heads = heads. GQA: qk_dim = v_dim =
+// head_dim. `key_pairs` = sum over the queries of the keys each attends to (c n + n (n + 1) / 2 for
+// a request with c cached and n new tokens); `keys` = K/V rows read (c + n summed over requests).
+struct PrefillAttentionShape {
+  std::int64_t queries = 0;
+  double key_pairs = 0.0;   // >= queries
+  std::int64_t keys = 0;    // >= 1
+  std::int64_t heads = 0;     // query heads on this GPU
+  std::int64_t kv_heads = 0;  // key/value heads on this GPU, heads % kv_heads == 0
+  std::int64_t qk_dim = 0;
+  std::int64_t v_dim = 0;
+  DType compute_dtype = DType::bf16;  // q, K, V and the output; the tensor-core math
+};
+
+//   flops = 2 heads key_pairs (qk_dim + v_dim)                       (QK^T and PV, causal)
+//   bytes = queries heads (qk_dim + v_dim) B                         q in, output out
+//         + keys kv_heads (qk_dim + v_dim) B                         K and V read once
+//   time  = roofline(flops, peak[compute_dtype], bytes, hbm_bandwidth, hardware.kernels.attention)
+// The diagonal tiles a causal kernel computes in full (half a tile per query) are not counted.
+[[nodiscard]] KernelCost prefill_attention(const PrefillAttentionShape& shape, const Hardware& hw);
+
 }  // namespace ess

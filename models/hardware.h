@@ -49,6 +49,10 @@ struct GpuSpec {
   Bytes hbm_capacity;            // per GPU
   BytesPerSecond hbm_bandwidth;  // per GPU, datasheet peak
   PeakCompute peak_compute;
+  // Streaming multiprocessors: what share of the GPU a kernel holding some SMs takes (the prefill
+  // all-to-all, sim/graph/step_blocks.h). Absent in profiles written before it existed; a run that
+  // needs it then fails and names the field.
+  std::optional<int> sm_count;
   // The SM clock a compute-bound kernel sustains under the power limit, as a fraction of the clock
   // the peaks are specified at (in (0, 1]). The cost models do not read it: the fitted compute
   // efficiencies already hold it. Calibration's transfer rule does: a compute efficiency fitted on

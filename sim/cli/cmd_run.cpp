@@ -12,6 +12,7 @@
 #include "sim/engine/simulation.h"
 #include "sim/io/atomic_file.h"
 #include "sim/io/sha256.h"
+#include "sim/metrics/prefill_results.h"
 #include "sim/metrics/results.h"
 
 namespace ess {
@@ -28,7 +29,7 @@ void add_run_command(CLI::App& app, CommandAction& action) {
     std::string access_store;
   };
   auto o = std::make_shared<Options>();
-  auto* cmd = app.add_subcommand("run", "Simulate decode steps of a scenario: step time, throughput, memory, where the "
+  auto* cmd = app.add_subcommand("run", "Simulate decode (or prefill) steps of a scenario: step time, throughput, memory, where the "
                                         "time goes; writes results.json and trace.json with -o");
   cmd->add_option("FILE", o->file, "Scenario JSON file")->required();
   cmd->add_option("-o,--output", o->out_dir, "Directory for results.json and trace.json (created if missing)");
@@ -52,7 +53,9 @@ void add_run_command(CLI::App& app, CommandAction& action) {
       options.access_store = o->access_store;
       Simulation sim(scenario, options);
       RunResult result = sim.run();
-      const auto results = results_json(scenario, result, ESS_SIM_VERSION, sha256_hex(format_resolved(scenario.resolved)));
+      const std::string sha = sha256_hex(format_resolved(scenario.resolved));
+      const auto results = scenario.prefill ? prefill_results_json(scenario, result, ESS_SIM_VERSION, sha)
+                                            : results_json(scenario, result, ESS_SIM_VERSION, sha);
       const std::string results_text = results.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
       if (!o->out_dir.empty()) {
         const std::filesystem::path dir(o->out_dir);
@@ -67,7 +70,7 @@ void add_run_command(CLI::App& app, CommandAction& action) {
       if (o->json) {
         out << results_text;
       } else {
-        out << results_table(scenario, result);
+        out << (scenario.prefill ? prefill_results_table(scenario, result) : results_table(scenario, result));
         if (!o->out_dir.empty()) out << "\n  wrote " << o->out_dir << "/results.json, trace.json and manifest.json\n";
       }
       return 0;

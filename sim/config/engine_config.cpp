@@ -56,6 +56,7 @@ EngineConfig read_engine(ObjectReader& r) {
   // A gap above 1 ms would be a host-bound step, not a kernel's launch: out of range.
   e.kernel_gap = r.seconds("kernel_gap", Range::closed(0.0, 1e-3));
   e.eplb = r.choice("eplb", {"on", "off"}) == "on";
+  e.prefill_alltoall_sms = static_cast<int>(r.integer("prefill_alltoall_sms", Range::closed(0, 4096)));
   std::vector<std::string> rules;
   for (const auto& rule : cuda_graph_rules()) rules.emplace_back(rule.name);
   e.cuda_graph_sizes = r.choice("cuda_graph_sizes", rules);

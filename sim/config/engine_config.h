@@ -31,6 +31,10 @@ struct EngineConfig {
   // experts and experts are placed on ranks by their measured load (sim/graph/expert_routing.h).
   // Off: routed expert e sits on rank e / experts_per_rank, and redundant_experts must be 0.
   bool eplb = false;
+  // SMs the prefill all-to-all kernels (DeepEP's normal dispatch and combine) hold while in flight:
+  // compute running beside them (two-batch overlap) gets the rest (hardware.gpu.sm_count). The
+  // decode kernels (low-latency) hold none once their RDMA is issued.
+  int prefill_alltoall_sms = 0;
   // CUDA graphs: the batch sizes the engine captures (a rule of cuda_graph_rules(): "none", or an
   // engine's default list up to cuda_graph_max_batch); a decode batch is padded to the smallest
   // captured size >= it, and runs unpadded (eagerly) above the largest.

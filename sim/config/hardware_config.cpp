@@ -47,6 +47,8 @@ GpuSpec read_gpu(ObjectReader& r) {
   g.peak_compute.fp16 = pc.optional_compute_rate("fp16", peak_rate());
   g.peak_compute.fp8 = pc.optional_compute_rate("fp8", peak_rate());
   pc.finish();
+  // Optional: a profile written before it existed has none (what needs it fails then, naming it).
+  if (r.has("sm_count")) g.sm_count = read_int(r, "sm_count", Range::closed(1, 4096));
   // Optional: 1 (sustains the clock of the peaks) when the preset or profile does not say.
   g.sustained_clock_fraction = r.number_or("sustained_clock_fraction", Range::left_open(0.0, 1.0), kDefaultSustainedClock);
   // Optional (the serving energy model): a profile written before it existed has none.

@@ -261,8 +261,20 @@ Parallelism read_parallelism(ObjectReader& r, const ModelConfig& model, const Ha
   return p;
 }
 
-Workload read_workload(ObjectReader& r, const ModelConfig& model) {
+void read_workload_common(ObjectReader& r, const ModelConfig& model, Workload& w);
+
+Workload read_workload(ObjectReader& r, const ModelConfig& model, bool prefill) {
   Workload w;
+  if (prefill) {
+    for (const char* key : {"batch_per_gpu", "context_length", "decode_steps"}) {
+      if (r.has(key)) {
+        r.fail(key, std::string("a prefill scenario does not use workload.") + key +
+                        " (prefill.tokens_per_gpu, prefill.prompt_length and prefill.steps set its steps); remove it");
+      }
+    }
+    read_workload_common(r, model, w);
+    return w;
+  }
   std::string source;
   const nlohmann::json* batch = r.take("batch_per_gpu", source);
   const std::string expected = "expected an integer >= 1 or \"max\"";
@@ -282,6 +294,12 @@ Workload read_workload(ObjectReader& r, const ModelConfig& model) {
   }
   w.context_length = r.integer("context_length", Range::closed(1, kMaxContextLength));
   w.decode_steps = r.integer_or("decode_steps", Range::closed(1, 1e6), 16);
+  read_workload_common(r, model, w);
+  return w;
+}
+
+// The workload fields of both phases: expert load and MTP.
+void read_workload_common(ObjectReader& r, const ModelConfig& model, Workload& w) {
   w.expert_skew = r.number_or("expert_skew", Range::closed(0.0, 4.0), kDefaultExpertSkew);
   w.expert_drift = r.number_or("expert_drift", Range::closed(0.0, 4.0), kDefaultExpertDrift);
   {
@@ -299,7 +317,6 @@ Workload read_workload(ObjectReader& r, const ModelConfig& model) {
     m.finish();
   }
   r.finish();
-  return w;
 }
 
 ExecutionConfig read_execution(ObjectReader& r, const Workload& w, const Parallelism& p) {
@@ -463,8 +480,10 @@ Scenario read_scenario(const nlohmann::json& document, const Origins& origins, c
     s.parallelism = read_parallelism(p, s.model, s.hardware);
   }
   {
-    auto w = r.object("workload");
-    s.workload = read_workload(w, s.model);
+    // A prefill scenario's workload holds only the expert load and MTP, all with defaults.
+    const bool prefill = r.has("prefill");
+    auto w = prefill ? r.object_or_empty("workload") : r.object("workload");
+    s.workload = read_workload(w, s.model, prefill);
   }
   {
     auto e = r.object_or_empty("execution");
@@ -489,6 +508,23 @@ Scenario read_scenario(const nlohmann::json& document, const Origins& origins, c
   {
     auto m = r.object_or_empty("memory");
     s.memory = read_memory(m);
+  }
+  if (r.has("prefill")) {
+    auto v = r.object("prefill");
+    s.prefill = read_prefill(v);
+    if (r.has("serving")) {
+      throw ConfigError(origin, "/prefill",
+                        "a scenario simulates prefill steps (\"prefill\") or a serving period (\"serving\"), not both; "
+                        "remove one");
+    }
+    if (s.cache.mode == CacheMode::offload) {
+      throw ConfigError(origin, "/cache/mode",
+                        "prefill steps compute every prompt token's cache on the GPU; cache.mode \"offload\" (ESS) "
+                        "is for decode steps: remove it or the \"prefill\" section");
+    }
+  } else {
+    std::string absent;
+    (void)r.take("prefill", absent);
   }
   if (r.has("serving")) {
     auto v = r.object("serving");

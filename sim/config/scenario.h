@@ -14,6 +14,7 @@
 #include "models/hardware.h"
 #include "sim/config/engine_config.h"
 #include "sim/config/model_config.h"
+#include "sim/config/prefill_config.h"
 #include "sim/config/profile.h"
 #include "sim/config/serving_config.h"
 #include "sim/offload/synthetic_access.h"
@@ -144,6 +145,9 @@ struct Scenario {
   MemoryConfig memory;
   // Present: `ess-sim run` simulates a serving period of arrivals (sim/serving/) instead of a batch.
   std::optional<ServingConfig> serving;
+  // Present: `ess-sim run` simulates prefill steps (sim/graph/prefill_step.h) instead of decode
+  // steps; the workload's batch, context and decode steps are then not used (and not allowed).
+  std::optional<PrefillConfig> prefill;
   // How the hardware was calibrated: calibration_summary() of the profile it came from (a file or
   // a shipped profile), empty for a datasheet preset or an inline description (uncalibrated).
   std::string hardware_calibration;

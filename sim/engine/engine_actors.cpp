@@ -430,7 +430,22 @@ void comm_engine(RunState& st, int gpu, int lane) {
     engine.work->acquire();
     RunState::CommJob* job = engine.queue.front();
     engine.queue.pop_front();
+    // A collective whose kernels hold part of the SMs (the prefill all-to-all) keeps that share of
+    // the GPU busy until it ends, as a gather does (transfer()).
+    sg4::ExecPtr sm;
+    if (job->segment->sm_fraction > 0) {
+      sm = sg4::Exec::init()
+               ->set_flops_amount(1e300)
+               ->set_bound(job->segment->sm_fraction * kGpuSpeed)
+               ->set_host(st.platform.gpus[idx(gpu)]);
+      sm->start();
+      ++st.activities;
+    }
     const CollectiveRun c = do_collective(st, gpu, *job->segment);
+    if (sm) {
+      sm->cancel();
+      --st.clocks[idx(gpu)].in_flight;
+    }
     st.recorder->collective(job->step, gpu, *job->segment, c, false);
     job->done->release();
   }
@@ -458,7 +473,8 @@ void wait_lane(RunState& st, int step, int gpu, int lane) {
 // micro-batch 1, then phase i + 1 of micro-batch 0, ...; before a phase it waits for the
 // micro-batch's collectives in flight, and the collectives that end a phase go to the
 // micro-batch's communication engine, so one's all-to-all runs while the other computes. The
-// all-to-all holds no SMs (DeepEP's low-latency kernels, whose RDMA needs none while in flight).
+// decode all-to-all holds no SMs (DeepEP's low-latency kernels, whose RDMA needs none while in
+// flight); the prefill one holds Segment::sm_fraction of them (DeepEP's normal kernels).
 void run_lanes(RunState& st, int step, int gpu, const std::vector<Segment>& segments) {
   struct Phase {
     std::vector<const Segment*> work;
@@ -481,6 +497,8 @@ void run_lanes(RunState& st, int step, int gpu, const std::vector<Segment>& segm
       auto& engine = st.comm_engines[idx(gpu)][idx(lane)];
       if (!phase.comms.empty()) flush(st, gpu);
       for (const Segment* seg : phase.comms) {
+        // Kernels holding SMs from now on: compute beside them runs in SimGrid, sharing the GPU.
+        if (seg->sm_fraction > 0) ++st.clocks[idx(gpu)].in_flight;
         auto& job = engine.jobs.emplace_back();
         job.segment = seg;
         job.step = step;

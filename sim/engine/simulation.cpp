@@ -11,6 +11,7 @@
 #include "sim/engine/recorders.h"
 #include "sim/engine/step_plans.h"
 #include "sim/graph/decode_step.h"
+#include "sim/graph/prefill_step.h"
 #include "sim/graph/rng.h"
 
 namespace ess {
@@ -29,7 +30,8 @@ RunResult empty_result(Preflight& checked, bool offload) {
   return result;
 }
 
-void shape_result(RunResult& result, const DecodeStepBuilder& builder) {
+template <class Builder>
+void shape_result(RunResult& result, const Builder& builder) {
   result.gpus = builder.gpus();
   result.step_context.assign(idx(result.steps), 0);
   result.gpu_steps.assign(idx(result.steps), std::vector<GpuStepTimes>(static_cast<std::size_t>(result.gpus)));
@@ -87,6 +89,7 @@ Simulation::Simulation(const Scenario& scenario, SimulationOptions options) : sc
 RunResult Simulation::run() {
   if (ran_) throw std::logic_error("Simulation::run called twice");
   ran_ = true;
+  if (scenario_.prefill) return run_prefill();
 
   // Preparation: what fits, the step graph, where the offload cache behaviour comes from.
   Preflight checked = preflight(scenario_, options_.steps, options_.trace_steps, options_.limits);
@@ -116,6 +119,31 @@ RunResult Simulation::run() {
   result.activities = run_engine(scenario_, plans, result.gpus, result.steps, options_.fast_paths, recorders).activities;
 
   result.access_store = offload.finish(result.steps);
+  step_times(result);
+  return result;
+}
+
+RunResult Simulation::run_prefill() {
+  const PrefillConfig& p = *scenario_.prefill;
+  RunResult result;
+  result.steps = options_.steps > 0 ? options_.steps : p.steps;
+  const PrefillStepBuilder builder(scenario_);
+  shape_result(result, builder);
+  // Every replica runs the same prompts: tokens_per_gpu per GPU, shared by a TP replica's GPUs.
+  const std::vector<PrefillPiece> pieces =
+      whole_prompts(p.tokens_per_gpu * scenario_.parallelism.tensor_parallel, p.prompt_length);
+  PlanCache plans([&builder, &pieces](int step, Rng& rng) { return builder.build(step, pieces, rng); }, scenario_.seed,
+                  result.gpus);
+  // Price the first step before the engine starts: a cost model that cannot price an operator
+  // (a GPU without the model's dtype) fails here, as preflight makes decode runs fail.
+  (void)plans.get(0);
+  RecorderSet recorders;
+  AccountingRecorder accounting(result);
+  recorders.add(accounting);
+  TraceRecorder trace(result.trace, result.gpus, false, scenario_.execution.micro_batches, options_.trace_steps);
+  recorders.add(trace);
+  if (options_.record_ops_of_gpu) throw std::invalid_argument("Simulation: op times are recorded for decode runs only");
+  result.activities = run_engine(scenario_, plans, result.gpus, result.steps, options_.fast_paths, recorders).activities;
   step_times(result);
   return result;
 }

@@ -151,9 +151,12 @@ class Simulation {
   // Runs preflight() (the batch, CapacityError if it does not fit, the cost of every operator, a
   // replay trace's coverage, the resource limits), then simulates every step. Call once. An error
   // raised while simulating ends the run and is rethrown here.
+  // A scenario with a "prefill" section runs prefill steps instead (sim/graph/prefill_step.h):
+  // no preflight (the decode batch and memory plan do not apply; result.memory stays empty).
   [[nodiscard]] RunResult run();
 
  private:
+  [[nodiscard]] RunResult run_prefill();
   const Scenario& scenario_;
   SimulationOptions options_;
   bool ran_ = false;

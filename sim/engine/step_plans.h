@@ -22,23 +22,22 @@ namespace ess {
 // stays bounded however many steps run. Each step draws from its own random stream.
 class PlanCache {
  public:
+  // Builds the plan of a step (called once per step, in step order) with the step's stream.
+  using Build = std::function<StepPlan(int step, Rng& rng)>;
   // `access` (offload mode) gives, for a step and context, what the cache simulation found in each
   // layer; it is called once per step, in step order.
   using AccessSource = std::function<std::vector<LayerAccess>(int step, std::int64_t context)>;
 
+  PlanCache(Build build, std::uint64_t seed, int gpus) : build_(std::move(build)), rng_(seed), gpus_(gpus) {}
+  // Decode steps from `builder` (which must outlive the cache), offloaded ones with `access`.
   PlanCache(const DecodeStepBuilder& builder, std::uint64_t seed, int gpus, AccessSource access)
-      : builder_(builder), rng_(seed), gpus_(gpus), access_(std::move(access)) {}
+      : PlanCache(decode_steps(builder, std::move(access)), seed, gpus) {}
 
   const StepPlan& get(int step) {
     while (first_ + static_cast<int>(plans_.size()) <= step) {
       const int s = first_ + static_cast<int>(plans_.size());
       Rng rng = rng_.fork(static_cast<std::uint64_t>(s));
-      if (access_) {
-        const auto layers = access_(s, builder_.context_at(s));
-        plans_.push_back(Entry{builder_.build(s, rng, &layers), 0});
-      } else {
-        plans_.push_back(Entry{builder_.build(s, rng), 0});
-      }
+      plans_.push_back(Entry{build_(s, rng), 0});
     }
     return plans_[static_cast<std::size_t>(step - first_)].plan;
   }
@@ -52,14 +51,21 @@ class PlanCache {
   }
 
  private:
+  static Build decode_steps(const DecodeStepBuilder& builder, AccessSource access) {
+    return [&builder, access = std::move(access)](int step, Rng& rng) {
+      if (!access) return builder.build(step, rng);
+      const auto layers = access(step, builder.context_at(step));
+      return builder.build(step, rng, &layers);
+    };
+  }
+
   struct Entry {
     StepPlan plan;
     int finished;
   };
-  const DecodeStepBuilder& builder_;
+  Build build_;
   Rng rng_;
   int gpus_;
-  AccessSource access_;
   int first_ = 0;
   std::deque<Entry> plans_;
 };

@@ -7,9 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "models/alltoall.h"
 #include "models/attention.h"
-#include "models/collective.h"
 #include "models/copy.h"
 #include "models/elementwise.h"
 #include "models/gemm.h"
@@ -20,42 +18,18 @@
 
 namespace ess {
 
-namespace {
-
-NormKind norm_kind(NormType t) { return t == NormType::rms ? NormKind::rms : NormKind::layer; }
-
-// FP8 GEMMs (DeepGEMM) take FP8 activations: a per-token-group (1 x 128) quantisation kernel turns
-// each bf16 input into fp8 plus one fp32 scale per 128 values first (SGLang's and vLLM's
-// per_token_group_quant_fp8). It reads 2 B and writes ~1 B per element: priced as an elementwise
-// kernel over fp8 elements with 2 inputs and 1 output. Inputs that are already fp8 (DeepEP's fp8
-// dispatch into the experts; the experts' activation, fused with its quantisation) need none.
-bool needs_quant(DType weights, DType activations) { return weights == DType::fp8 && activations != DType::fp8; }
-
-// The random stream of the experts' long-run popularity (fixed per scenario seed, the same in
-// every step); each step's draws come from the step's own stream.
-constexpr std::uint64_t kExpertRoutingStream = 0x6578706572747321ULL;  // "experts!"
-
-}  // namespace
-
 DecodeStepBuilder::DecodeStepBuilder(const Scenario& scenario, std::int64_t batch_per_gpu, std::int64_t offloaded,
                                      double cold_fraction)
     : s_(scenario),
       m_(scenario.model),
       hw_(scenario.hardware),
+      blocks_(scenario),
       batch_(batch_per_gpu),
-      gpus_(scenario.hardware.total_gpus()),
+      gpus_(blocks_.gpus()),
       tp_(scenario.parallelism.tensor_parallel),
-      ep_(scenario.parallelism.expert_parallel),
-      physical_experts_(scenario.model.moe ? scenario.model.moe->routed_experts + scenario.parallelism.redundant_experts : 0),
-      layers_total_(static_cast<int>(scenario.model.layers) + scenario.workload.mtp.depth - 1),
+      layers_total_(blocks_.layer_count()),
       offloaded_(offloaded),
       cold_fraction_(cold_fraction) {
-  if (scenario.model.moe) {
-    // Experts live in groups of `ep` GPUs; under TP MoE without EP (ep 1) each GPU holds them all.
-    routing_.emplace(scenario.model.moe->routed_experts, physical_experts_, ep_, layers_total_,
-                     RoutingParams{scenario.workload.expert_skew, scenario.workload.expert_drift, scenario.engine.eplb},
-                     Rng(scenario.seed).fork(kExpertRoutingStream));
-  }
   if (scenario.cache.mode == CacheMode::offload) {
     overlap_ = overlap_index(scenario.cache.overlap);
     if (registered(prefetch_policies(), "prefetch", scenario.cache.prefetch.policy).make()->prefetches()) {
@@ -75,10 +49,6 @@ DecodeStepBuilder::DecodeStepBuilder(const Scenario& scenario, std::int64_t batc
   }
 }
 
-Op DecodeStepBuilder::kernel(std::string_view name, OpCategory category, const KernelCost& c) const {
-  return Op{name, category, c.time + s_.engine.kernel_gap, c.flops, c.bytes, c.params};
-}
-
 MlaShape DecodeStepBuilder::mla_shape(Tokens t) const {
   const auto& a = m_.attention.mla;
   const MlaKernel& k = *s_.engine.mla_kernel;
@@ -86,55 +56,10 @@ MlaShape DecodeStepBuilder::mla_shape(Tokens t) const {
                   a.kv_lora_rank, m_.attention.cache_bytes_per_token, k.row_tile, k.mma};
 }
 
-std::string_view DecodeStepBuilder::layer_kind(int layer) const {
-  if (layer >= m_.layers) return "mtp";
-  return (m_.moe && layer >= m_.moe->first_dense_layers) ? "moe" : "dense";
-}
-
 std::int64_t DecodeStepBuilder::context_at(int step) const {
   // Every request gains the accepted tokens of each step (on average; acceptance may be fractional).
   return s_.workload.context_length +
          static_cast<std::int64_t>(std::floor(static_cast<double>(step) * s_.workload.mtp.acceptance));
-}
-
-void DecodeStepBuilder::append(std::vector<Segment>& out, int layer, std::string_view label, Op op) {
-  if (out.empty() || out.back().kind != SegmentKind::compute || out.back().layer != layer ||
-      out.back().label != label) {
-    Segment seg;
-    seg.kind = SegmentKind::compute;
-    seg.layer = layer;
-    seg.label = label;
-    out.push_back(std::move(seg));
-  }
-  out.back().duration += op.time;
-  out.back().ops.push_back(op);
-}
-
-void DecodeStepBuilder::close_with_allreduce(std::vector<Segment>& out, int layer, std::string_view label,
-                                             std::int64_t tokens, int replica) const {
-  if (tp_ == 1) return;
-  Segment seg;
-  seg.kind = SegmentKind::allreduce;
-  seg.layer = layer;
-  seg.label = label;
-  seg.group = replica;
-  // The partial sums of the layer output, hidden x activation dtype per token.
-  const Bytes bytes(static_cast<double>(tokens * m_.hidden) * bytes_per_element(m_.activation_dtype));
-  seg.duration = allreduce_time(tp_, bytes, hw_);
-  out.push_back(std::move(seg));
-}
-
-void DecodeStepBuilder::add_quant(std::vector<Segment>& out, int layer, std::string_view label, std::int64_t tokens,
-                                  std::int64_t features) const {
-  if (!needs_quant(m_.weight_dtype, m_.activation_dtype)) return;
-  append(out, layer, label, kernel(opname::act_quant, OpCategory::elementwise, elementwise({tokens * features, 2, 1, DType::fp8}, hw_)));
-}
-
-void DecodeStepBuilder::add_embedding(std::vector<Segment>& out, Tokens t) const {
-  // Embedding lookup: gather one row per token.
-  append(out, -1, "embedding",
-         kernel(opname::embedding, OpCategory::elementwise,
-                   elementwise({t.total() * m_.hidden, 1, 1, m_.activation_dtype}, hw_)));
 }
 
 void DecodeStepBuilder::add_attention(std::vector<Segment>& out, int layer, Tokens t, std::int64_t context,
@@ -145,7 +70,7 @@ void DecodeStepBuilder::add_attention(std::vector<Segment>& out, int layer, Toke
   const std::int64_t T = t.total();
   const std::int64_t heads = m_.attention.heads / tp_;
   constexpr std::string_view label = "attention";
-  append(out, layer, label, kernel(opname::attn_norm, OpCategory::norm, norm({T, m_.hidden, act, norm_kind(m_.norm)}, hw_)));
+  StepBlocks::append(out, layer, label, blocks_.kernel(opname::attn_norm, OpCategory::norm, norm({T, m_.hidden, act, norm_kind(m_.norm)}, hw_)));
 
   if (m_.attention.kind == AttentionKind::mla) {
     const auto& a = m_.attention.mla;
@@ -153,21 +78,21 @@ void DecodeStepBuilder::add_attention(std::vector<Segment>& out, int layer, Toke
     // Fused q_a / kv_a down-projection (replicated across TP ranks), then their RMSNorms. One
     // quantised hidden state feeds it and the indexer's key projection, one quantised q both
     // q_b and the indexer's query projection.
-    add_quant(out, layer, label, T, m_.hidden);
-    append(out, layer, label,
-           kernel(opname::q_a_kv_a, OpCategory::gemm,
+    blocks_.add_quant(out, layer, label, T, m_.hidden);
+    StepBlocks::append(out, layer, label,
+           blocks_.kernel(opname::q_a_kv_a, OpCategory::gemm,
                      gemm({T, a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim, m_.hidden, w}, hw_)));
-    append(out, layer, label, kernel(opname::q_norm, OpCategory::norm, norm({T, a.q_lora_rank, act, NormKind::rms}, hw_)));
-    append(out, layer, label, kernel(opname::kv_norm, OpCategory::norm, norm({T, a.kv_lora_rank, act, NormKind::rms}, hw_)));
-    add_quant(out, layer, label, T, a.q_lora_rank);
-    append(out, layer, label, kernel(opname::q_b, OpCategory::gemm, gemm({T, heads * qk_head, a.q_lora_rank, w}, hw_)));
+    StepBlocks::append(out, layer, label, blocks_.kernel(opname::q_norm, OpCategory::norm, norm({T, a.q_lora_rank, act, NormKind::rms}, hw_)));
+    StepBlocks::append(out, layer, label, blocks_.kernel(opname::kv_norm, OpCategory::norm, norm({T, a.kv_lora_rank, act, NormKind::rms}, hw_)));
+    blocks_.add_quant(out, layer, label, T, a.q_lora_rank);
+    StepBlocks::append(out, layer, label, blocks_.kernel(opname::q_b, OpCategory::gemm, gemm({T, heads * qk_head, a.q_lora_rank, w}, hw_)));
     if (m_.indexer) {
       const auto& ix = *m_.indexer;
-      append(out, layer, label,
-             kernel(opname::indexer_q, OpCategory::gemm, gemm({T, ix.heads * ix.head_dim, a.q_lora_rank, w}, hw_)));
+      StepBlocks::append(out, layer, label,
+             blocks_.kernel(opname::indexer_q, OpCategory::gemm, gemm({T, ix.heads * ix.head_dim, a.q_lora_rank, w}, hw_)));
       // Indexer key projection and per-head weights from the hidden state.
-      append(out, layer, label,
-             kernel(opname::indexer_k_w, OpCategory::gemm, gemm({T, ix.head_dim + ix.heads, m_.hidden, w}, hw_)));
+      StepBlocks::append(out, layer, label,
+             blocks_.kernel(opname::indexer_k_w, OpCategory::gemm, gemm({T, ix.head_dim + ix.heads, m_.hidden, w}, hw_)));
     }
     if (offload) {
       add_offload_attention(out, layer, t, context, access, *record);
@@ -175,47 +100,47 @@ void DecodeStepBuilder::add_attention(std::vector<Segment>& out, int layer, Toke
     std::int64_t selected = context;
     if (m_.indexer) {
       const auto& ix = *m_.indexer;
-      append(out, layer, label,
-             kernel(opname::indexer_score, OpCategory::indexer,
+      StepBlocks::append(out, layer, label,
+             blocks_.kernel(opname::indexer_score, OpCategory::indexer,
                        indexer_scoring({t.requests, t.queries_per_request, ix.heads, ix.head_dim, context,
                                         ix.cache_bytes_per_token},
                                        hw_)));
-      append(out, layer, label,
-             kernel(opname::indexer_topk, OpCategory::indexer, topk({T, context, ix.top_k}, hw_)));
+      StepBlocks::append(out, layer, label,
+             blocks_.kernel(opname::indexer_topk, OpCategory::indexer, topk({T, context, ix.top_k}, hw_)));
       selected = std::min(ix.top_k, context);
     }
     // Absorbed MLA (FlashMLA decode): queries projected into the latent space per head, attention
     // over latent entries, then the per-head value up-projection.
-    append(out, layer, label,
-           kernel(opname::q_absorb, OpCategory::gemm, gemm({T, heads * a.kv_lora_rank, a.qk_nope_head_dim, act}, hw_)));
+    StepBlocks::append(out, layer, label,
+           blocks_.kernel(opname::q_absorb, OpCategory::gemm, gemm({T, heads * a.kv_lora_rank, a.qk_nope_head_dim, act}, hw_)));
     const MlaShape shape = mla_shape(t);
     const KernelCost attn =
         m_.indexer ? sparse_mla_attention(shape, selected, hw_) : dense_mla_attention(shape, context, hw_);
-    append(out, layer, label, kernel(m_.indexer ? opname::sparse_mla : opname::dense_mla, OpCategory::attention, attn));
+    StepBlocks::append(out, layer, label, blocks_.kernel(m_.indexer ? opname::sparse_mla : opname::dense_mla, OpCategory::attention, attn));
     }
     const std::string_view post = offload ? "attention_post" : label;
-    append(out, layer, post,
-           kernel(opname::v_up, OpCategory::gemm, gemm({T, heads * a.v_head_dim, a.kv_lora_rank, act}, hw_)));
-    add_quant(out, layer, post, T, heads * a.v_head_dim);
-    append(out, layer, post, kernel(opname::wo, OpCategory::gemm, gemm({T, m_.hidden, heads * a.v_head_dim, w}, hw_)));
+    StepBlocks::append(out, layer, post,
+           blocks_.kernel(opname::v_up, OpCategory::gemm, gemm({T, heads * a.v_head_dim, a.kv_lora_rank, act}, hw_)));
+    blocks_.add_quant(out, layer, post, T, heads * a.v_head_dim);
+    StepBlocks::append(out, layer, post, blocks_.kernel(opname::wo, OpCategory::gemm, gemm({T, m_.hidden, heads * a.v_head_dim, w}, hw_)));
   } else {
     const auto& g = m_.attention.gqa;
     const std::int64_t kv_local = std::max<std::int64_t>(1, g.kv_heads / tp_);
-    append(out, layer, label,
-           kernel(opname::qkv, OpCategory::gemm, gemm({T, (heads + 2 * kv_local) * g.head_dim, m_.hidden, w}, hw_)));
-    append(out, layer, label,
-           kernel(opname::rope, OpCategory::elementwise,
+    StepBlocks::append(out, layer, label,
+           blocks_.kernel(opname::qkv, OpCategory::gemm, gemm({T, (heads + 2 * kv_local) * g.head_dim, m_.hidden, w}, hw_)));
+    StepBlocks::append(out, layer, label,
+           blocks_.kernel(opname::rope, OpCategory::elementwise,
                      elementwise({T * (heads + kv_local) * g.head_dim, 1, 1, act}, hw_)));
-    append(out, layer, label,
-           kernel(opname::attention, OpCategory::attention,
+    StepBlocks::append(out, layer, label,
+           blocks_.kernel(opname::attention, OpCategory::attention,
                      gqa_attention({t.requests, t.queries_per_request, heads, kv_local, g.head_dim, context,
                                     m_.attention.cache_dtype, act},
                                    hw_)));
-    append(out, layer, label, kernel(opname::o, OpCategory::gemm, gemm({T, m_.hidden, heads * g.head_dim, w}, hw_)));
+    StepBlocks::append(out, layer, label, blocks_.kernel(opname::o, OpCategory::gemm, gemm({T, m_.hidden, heads * g.head_dim, w}, hw_)));
   }
-  close_with_allreduce(out, layer, "attn_allreduce", T, replica);
-  append(out, layer, offload ? "attention_post" : label,
-         kernel(opname::attn_residual, OpCategory::elementwise, elementwise({T * m_.hidden, 2, 1, act}, hw_)));
+  blocks_.close_with_allreduce(out, layer, "attn_allreduce", T, replica);
+  StepBlocks::append(out, layer, offload ? "attention_post" : label,
+         blocks_.kernel(opname::attn_residual, OpCategory::elementwise, elementwise({T * m_.hidden, 2, 1, act}, hw_)));
   if (offload && t.offloaded > 0) {
     // The new tokens' latent entries go to the host copy of the cache: one contiguous run per
     // request, started now and waited for only at the end of the step.
@@ -291,21 +216,21 @@ void DecodeStepBuilder::add_offload_attention(std::vector<Segment>& out, int lay
   const std::int64_t hit_k = selected - miss_k;
   const MlaShape shape = mla_shape(t);
   const auto scoring = [&](std::int64_t requests) {
-    return kernel(opname::indexer_score, OpCategory::indexer,
+    return blocks_.kernel(opname::indexer_score, OpCategory::indexer,
                      indexer_scoring({requests, t.queries_per_request, ix.heads, ix.head_dim, context, ix.cache_bytes_per_token}, hw_));
   };
   const auto selecting = [&](std::int64_t requests) {
-    return kernel(opname::indexer_topk, OpCategory::indexer, topk({requests * t.queries_per_request, context, ix.top_k}, hw_));
+    return blocks_.kernel(opname::indexer_topk, OpCategory::indexer, topk({requests * t.queries_per_request, context, ix.top_k}, hw_));
   };
   const auto attention_over = [&](std::string_view name, std::int64_t requests, std::int64_t entries) {
     MlaShape part = shape;
     part.requests = requests;
-    return kernel(name, OpCategory::attention, sparse_mla_attention(part, std::max<std::int64_t>(1, entries), hw_));
+    return blocks_.kernel(name, OpCategory::attention, sparse_mla_attention(part, std::max<std::int64_t>(1, entries), hw_));
   };
-  const Op merge = kernel(opname::attention_merge, OpCategory::elementwise,
+  const Op merge = blocks_.kernel(opname::attention_merge, OpCategory::elementwise,
                              elementwise({T * heads * a.kv_lora_rank, 2, 1, act}, hw_));
   const Op absorb =
-      kernel(opname::q_absorb, OpCategory::gemm, gemm({T, heads * a.kv_lora_rank, a.qk_nope_head_dim, act}, hw_));
+      blocks_.kernel(opname::q_absorb, OpCategory::gemm, gemm({T, heads * a.kv_lora_rank, a.qk_nope_head_dim, act}, hw_));
   const auto fetch_time = [&](double bytes, double runs) {
     const Seconds nvme = bytes > 0 && s_.cache.nvme && fetch.nvme_bytes > 0
                              ? s_.cache.nvme->latency + Bytes(bytes * cold_fraction_) / s_.cache.nvme->bandwidth
@@ -387,7 +312,7 @@ void DecodeStepBuilder::add_offload_attention(std::vector<Segment>& out, int lay
     first = false;
     if (piece.fetch == FetchShare::none) {
       for (const AttentionPart part : piece.parts) {
-        append(out, layer, piece.after_fetch ? "attention_post" : "attention", ops[static_cast<std::size_t>(part)]);
+        StepBlocks::append(out, layer, piece.after_fetch ? "attention_post" : "attention", ops[static_cast<std::size_t>(part)]);
       }
       continue;
     }
@@ -400,220 +325,6 @@ void DecodeStepBuilder::add_offload_attention(std::vector<Segment>& out, int lay
   }
   if (!prefetch_done) throw std::logic_error("overlap policy \"" + std::string(overlap_policies()[used].name) +
                                              "\" gave a single piece: no point after the indexer to wait for prefetches");
-}
-
-void DecodeStepBuilder::add_dense_mlp(std::vector<Segment>& out, int layer, Tokens t, int replica) const {
-  const DType act = m_.activation_dtype;
-  const DType w = m_.weight_dtype;
-  const std::int64_t T = t.total();
-  const std::int64_t width = m_.dense_intermediate / tp_;
-  constexpr std::string_view label = "mlp";
-  append(out, layer, label, kernel(opname::ffn_norm, OpCategory::norm, norm({T, m_.hidden, act, norm_kind(m_.norm)}, hw_)));
-  add_quant(out, layer, label, T, m_.hidden);
-  append(out, layer, label, kernel(opname::gate_up, OpCategory::gemm, gemm({T, 2 * width, m_.hidden, w}, hw_)));
-  append(out, layer, label, kernel(opname::act, OpCategory::elementwise, elementwise({T * width, 2, 1, act}, hw_)));
-  add_quant(out, layer, label, T, width);
-  append(out, layer, label, kernel(opname::down, OpCategory::gemm, gemm({T, m_.hidden, width, w}, hw_)));
-  close_with_allreduce(out, layer, "mlp_allreduce", T, replica);
-  append(out, layer, label,
-         kernel(opname::mlp_residual, OpCategory::elementwise, elementwise({T * m_.hidden, 2, 1, act}, hw_)));
-}
-
-void DecodeStepBuilder::add_moe_input(std::vector<Segment>& out, int layer, std::int64_t T, std::int64_t shared_width) const {
-  const auto& moe = *m_.moe;
-  const DType act = m_.activation_dtype;
-  const DType w = m_.weight_dtype;
-  append(out, layer, "moe_in", kernel(opname::ffn_norm, OpCategory::norm, norm({T, m_.hidden, act, norm_kind(m_.norm)}, hw_)));
-  append(out, layer, "moe_in",
-         kernel(opname::router, OpCategory::gemm, gemm({T, moe.routed_experts, m_.hidden, DType::bf16}, hw_)));
-  append(out, layer, "moe_in",
-         kernel(opname::router_topk, OpCategory::elementwise, elementwise({T * moe.routed_experts, 1, 1, DType::fp32}, hw_)));
-  if (shared_width > 0) {
-    add_quant(out, layer, "moe_in", T, m_.hidden);
-    append(out, layer, "moe_in",
-           kernel(opname::shared_gate_up, OpCategory::gemm, gemm({T, 2 * shared_width, m_.hidden, w}, hw_)));
-    append(out, layer, "moe_in",
-           kernel(opname::shared_act, OpCategory::elementwise, elementwise({T * shared_width, 2, 1, act}, hw_)));
-    add_quant(out, layer, "moe_in", T, shared_width);
-    append(out, layer, "moe_in", kernel(opname::shared_down, OpCategory::gemm, gemm({T, m_.hidden, shared_width, w}, hw_)));
-  }
-}
-
-void DecodeStepBuilder::add_experts(std::vector<Segment>& out, int layer, std::span<const std::int64_t> rows_per_expert,
-                                    std::int64_t width) const {
-  const DType act = m_.activation_dtype;
-  const DType w = m_.weight_dtype;
-  std::int64_t rows = 0;
-  std::int64_t active = 0;
-  for (const std::int64_t r : rows_per_expert) {
-    rows += r;
-    active += r > 0 ? 1 : 0;
-  }
-  if (rows == 0) return;
-  append(out, layer, "experts",
-         kernel(opname::experts_gate_up, OpCategory::gemm, grouped_gemm({active, rows, 2 * width, m_.hidden, w}, rows_per_expert, hw_)));
-  append(out, layer, "experts",
-         kernel(opname::experts_act, OpCategory::elementwise, elementwise({rows * width, 2, 1, act}, hw_)));
-  append(out, layer, "experts",
-         kernel(opname::experts_down, OpCategory::gemm, grouped_gemm({active, rows, m_.hidden, width, w}, rows_per_expert, hw_)));
-}
-
-void DecodeStepBuilder::add_tp_moe(std::vector<GpuStepPlan>& gpus, int layer, Tokens t, Rng& rng) const {
-  const auto& moe = *m_.moe;
-  const DType act = m_.activation_dtype;
-  const std::int64_t T = t.total();
-  // Experts split over the replica's GPUs (ep = tp) or each sharded over them (ep = 1).
-  const bool split = ep_ == tp_;
-  const std::int64_t experts_per_gpu = split ? physical_experts_ / ep_ : physical_experts_;
-  const std::int64_t width = split ? moe.expert_intermediate : moe.expert_intermediate / tp_;
-  const std::int64_t shared_width = moe.expert_intermediate * moe.shared_experts / tp_;
-  std::vector<std::int64_t> rows(static_cast<std::size_t>(tp_ * experts_per_gpu));  // [rank][local expert]
-  std::vector<std::int64_t> picked(static_cast<std::size_t>(moe.experts_per_token));
-  for (int replica = 0; replica < gpus_ / tp_; ++replica) {
-    std::fill(rows.begin(), rows.end(), 0);
-    // Every GPU of the replica holds all T tokens; each picks experts_per_token distinct experts.
-    const ExpertRouting::Pass pass = routing_->pass(layer, rng);
-    for (std::int64_t tok = 0; tok < T; ++tok) {
-      pass.route(rng, picked);
-      for (const std::int64_t e : picked) {
-        if (split) {
-          ++rows[static_cast<std::size_t>(e)];  // rank e / experts_per_gpu, local expert e % experts_per_gpu
-        } else {
-          for (int rank = 0; rank < tp_; ++rank) ++rows[static_cast<std::size_t>(rank * experts_per_gpu + e)];
-        }
-      }
-    }
-    for (int rank = 0; rank < tp_; ++rank) {
-      auto& out = gpus[static_cast<std::size_t>(replica * tp_ + rank)].segments;
-      add_moe_input(out, layer, T, shared_width);
-      add_experts(out, layer,
-                  std::span<const std::int64_t>(rows.data() + rank * experts_per_gpu, static_cast<std::size_t>(experts_per_gpu)),
-                  width);
-      // This GPU's partial sum of the experts' (and shared expert's) outputs, summed over the
-      // replica by the all-reduce, then the residual add.
-      append(out, layer, "moe_out",
-             kernel(opname::combine_sum, OpCategory::elementwise,
-                       elementwise({T * m_.hidden, static_cast<int>(moe.experts_per_token) + 1, 1, act}, hw_)));
-      close_with_allreduce(out, layer, "moe_allreduce", T, replica);
-      append(out, layer, "moe_out",
-             kernel(opname::moe_residual, OpCategory::elementwise, elementwise({T * m_.hidden, 2, 1, act}, hw_)));
-    }
-  }
-}
-
-void DecodeStepBuilder::add_moe(std::vector<GpuStepPlan>& gpus, int layer, Tokens t, Rng& rng) const {
-  if (tp_ > 1) {
-    add_tp_moe(gpus, layer, t, rng);
-    return;
-  }
-  const auto& moe = *m_.moe;
-  const DType act = m_.activation_dtype;
-  const std::int64_t T = t.total();
-  const std::int64_t experts_per_gpu = physical_experts_ / ep_;
-  const auto G = static_cast<std::size_t>(gpus_);
-
-  // Routing: each token picks experts_per_token distinct physical experts in its own EP group
-  // (expert_routing.h: this layer's skewed popularity, this pass's drift, the EPLB placement).
-  // Routed (token, expert) pairs from each GPU to each GPU of its EP group: G x ep counts, not G x G
-  // (thousands of GPUs would need gigabytes for a matrix that is zero outside the groups).
-  const auto E = static_cast<std::size_t>(ep_);
-  std::vector<std::int64_t> pair_count(G * E, 0);  // [src * ep + rank of dst in the group]
-  const auto pairs = [&](std::size_t src, std::size_t dst) -> std::int64_t& { return pair_count[src * E + dst % E]; };
-  std::vector<std::int64_t> expert_rows(G * static_cast<std::size_t>(experts_per_gpu), 0);  // [gpu][local expert]
-  std::vector<std::int64_t> picked(static_cast<std::size_t>(moe.experts_per_token));
-  // Physical expert e of a group lives on the group's GPU e / experts_per_gpu as its local expert
-  // e % experts_per_gpu, so its row counter is at group_start x experts_per_gpu + e: no division in
-  // the loop (it runs tokens x experts_per_token times per layer).
-  std::vector<std::size_t> rank_of(static_cast<std::size_t>(physical_experts_));
-  for (std::size_t e = 0; e < rank_of.size(); ++e) rank_of[e] = e / static_cast<std::size_t>(experts_per_gpu);
-  // One drift draw per pass and EP group (the requests of a group are its own).
-  std::optional<ExpertRouting::Pass> pass;
-  for (std::size_t src = 0; src < G; ++src) {
-    const std::size_t group_start = src / E * E;
-    if (src == group_start) pass.emplace(routing_->pass(layer, rng));
-    std::int64_t* const rows = expert_rows.data() + group_start * static_cast<std::size_t>(experts_per_gpu);
-    std::int64_t* const to = pair_count.data() + src * E;
-    for (std::int64_t tok = 0; tok < T; ++tok) {
-      pass->route(rng, picked);
-      for (const std::int64_t e : picked) {
-        ++to[rank_of[static_cast<std::size_t>(e)]];
-        ++rows[e];
-      }
-    }
-  }
-
-  // Dispatched tokens are fp8 with one fp32 scale per 128 values; combined outputs are bf16
-  // (models/alltoall.h, which `ess-sim cost dispatch/combine` prices the same way).
-  const double dispatch_bytes = dispatch_bytes_per_copy(m_.hidden).value();
-  const double combine_bytes = combine_bytes_per_copy(m_.hidden, act).value();
-  const std::int64_t shared_width = moe.expert_intermediate * moe.shared_experts;
-  // GPU g's side of an all-to-all: to each peer it sends `bytes_per_pair` per routed (token, expert)
-  // pair it sends there (dispatch), or per pair it received from there (combine, `back`).
-  const auto alltoall = [&](std::size_t g, std::string_view label, double bytes_per_pair, bool back) {
-    Segment seg;
-    seg.kind = SegmentKind::alltoall;
-    seg.layer = layer;
-    seg.label = label;
-    seg.group = static_cast<int>(g) / ep_;
-    seg.send_bytes.assign(E, 0.0);
-    seg.recv_bytes.assign(E, 0.0);
-    const std::size_t group_start = g / E * E;
-    for (std::size_t i = 0; i < E; ++i) {
-      const std::size_t peer = group_start + i;
-      seg.send_bytes[i] = static_cast<double>(back ? pairs(peer, g) : pairs(g, peer)) * bytes_per_pair;
-      seg.recv_bytes[i] = static_cast<double>(back ? pairs(g, peer) : pairs(peer, g)) * bytes_per_pair;
-    }
-    return seg;
-  };
-
-  // The MoE input is the same on every GPU (same tokens, same widths): priced once.
-  std::vector<Segment> input;
-  add_moe_input(input, layer, T, shared_width);
-  for (std::size_t g = 0; g < G; ++g) {
-    auto& out = gpus[g].segments;
-    for (const Segment& seg : input) {
-      for (const Op& op : seg.ops) append(out, layer, seg.label, op);
-    }
-    out.push_back(alltoall(g, "dispatch", dispatch_bytes, false));
-
-    // Each expert's own rows: the kernel pads every expert to whole tiles (models/gemm.h).
-    add_experts(out, layer,
-                std::span<const std::int64_t>(expert_rows.data() + g * static_cast<std::size_t>(experts_per_gpu),
-                                              static_cast<std::size_t>(experts_per_gpu)),
-                moe.expert_intermediate);
-
-    // Expert outputs go back to the GPU each token came from.
-    out.push_back(alltoall(g, "combine", combine_bytes, true));
-
-    // Weighted sum of the experts' outputs (plus the shared expert's) and the residual add.
-    append(out, layer, "moe_out",
-           kernel(opname::combine_sum, OpCategory::elementwise,
-                     elementwise({T * m_.hidden, static_cast<int>(moe.experts_per_token) + 2, 1, act}, hw_)));
-  }
-}
-
-void DecodeStepBuilder::add_head(std::vector<Segment>& out, int layer, Tokens t) const {
-  const std::int64_t T = t.total();
-  append(out, layer, "head",
-         kernel(opname::final_norm, OpCategory::norm, norm({T, m_.hidden, m_.activation_dtype, norm_kind(m_.norm)}, hw_)));
-  // Vocabulary-parallel LM head under TP (each rank computes vocab / tp logits).
-  append(out, layer, "head",
-         kernel(opname::lm_head, OpCategory::gemm, gemm({T, m_.vocab / tp_, m_.hidden, m_.activation_dtype}, hw_)));
-  append(out, layer, "head",
-         kernel(opname::sampling, OpCategory::elementwise, elementwise({T * (m_.vocab / tp_), 1, 1, DType::fp32}, hw_)));
-}
-
-void DecodeStepBuilder::add_mtp_projection(std::vector<Segment>& out, int layer, Tokens t) const {
-  const std::int64_t T = t.total();
-  const DType act = m_.activation_dtype;
-  // DeepSeek-V3 MTP module: embed the previous token, RMSNorm it and the last hidden state, and
-  // project their concatenation (2 x hidden -> hidden) before the module's transformer layer.
-  append(out, layer, "mtp_in",
-         kernel(opname::mtp_embedding, OpCategory::elementwise, elementwise({T * m_.hidden, 1, 1, act}, hw_)));
-  append(out, layer, "mtp_in",
-         kernel(opname::mtp_norms, OpCategory::norm, norm({T, 2 * m_.hidden, act, norm_kind(m_.norm)}, hw_)));
-  add_quant(out, layer, "mtp_in", T, 2 * m_.hidden);
-  append(out, layer, "mtp_in", kernel(opname::eh_proj, OpCategory::gemm, gemm({T, m_.hidden, 2 * m_.hidden, m_.weight_dtype}, hw_)));
 }
 
 StepPlan DecodeStepBuilder::build(int step, Rng& rng, const std::vector<LayerAccess>* access) const {
@@ -631,7 +342,7 @@ StepPlan DecodeStepBuilder::build(int step, Rng& rng, const std::vector<LayerAcc
   // The serving engine's host time comes first: the GPUs wait for it.
   if (s_.execution.step_overhead.value() > 0) {
     for (auto& g : plan.gpus) {
-      append(g.segments, -1, "host", Op{opname::step_overhead, OpCategory::host, s_.execution.step_overhead, Flops(0.0), Bytes(0.0)});
+      StepBlocks::append(g.segments, -1, "host", Op{opname::step_overhead, OpCategory::host, s_.execution.step_overhead, Flops(0.0), Bytes(0.0)});
     }
   }
   if (s_.execution.micro_batches == 1) {
@@ -700,33 +411,33 @@ void DecodeStepBuilder::add_pass(std::vector<GpuStepPlan>& gpus, std::int64_t ba
   // through every kernel but attention).
   const std::int64_t padded = s_.engine.graph_batch(batch * tp_);
   const Tokens main{batch * tp_, s_.workload.mtp.depth, offloaded, padded};
-  common([&](std::vector<Segment>& out, int) { add_embedding(out, main); });
+  common([&](std::vector<Segment>& out, int) { blocks_.add_embedding(out, main.total()); });
   for (int layer = 0; layer < m_.layers; ++layer) {
     common([&](std::vector<Segment>& out, int replica) {
       add_attention(out, layer, main, context, replica, layers_access, layer_record(layer));
     });
-    if (layer_kind(layer) == "moe") {
-      add_moe(gpus, layer, main, rng);
+    if (blocks_.layer_kind(layer) == "moe") {
+      blocks_.add_moe(gpus, layer, main.total(), rng, AlltoallDedup::per_copy);
     } else {
-      common([&](std::vector<Segment>& out, int replica) { add_dense_mlp(out, layer, main, replica); });
+      common([&](std::vector<Segment>& out, int replica) { blocks_.add_dense_mlp(out, layer, main.total(), replica); });
     }
   }
-  common([&](std::vector<Segment>& out, int) { add_head(out, -1, main); });
+  common([&](std::vector<Segment>& out, int) { blocks_.add_head(out, -1, main.total()); });
 
   // Draft passes: MTP module d drafts one more token per request from the previous one.
   const Tokens draft{batch * tp_, 1, offloaded, padded};
   for (int d = 1; d < s_.workload.mtp.depth; ++d) {
     const int layer = static_cast<int>(m_.layers) + d - 1;
-    common([&](std::vector<Segment>& out, int) { add_mtp_projection(out, layer, draft); });
+    common([&](std::vector<Segment>& out, int) { blocks_.add_mtp_projection(out, layer, draft.total()); });
     common([&](std::vector<Segment>& out, int replica) {
       add_attention(out, layer, draft, context, replica, layers_access, layer_record(layer));
     });
     if (m_.moe) {
-      add_moe(gpus, layer, draft, rng);
+      blocks_.add_moe(gpus, layer, draft.total(), rng, AlltoallDedup::per_copy);
     } else {
-      common([&](std::vector<Segment>& out, int replica) { add_dense_mlp(out, layer, draft, replica); });
+      common([&](std::vector<Segment>& out, int replica) { blocks_.add_dense_mlp(out, layer, draft.total(), replica); });
     }
-    common([&](std::vector<Segment>& out, int) { add_head(out, layer, draft); });
+    common([&](std::vector<Segment>& out, int) { blocks_.add_head(out, layer, draft.total()); });
   }
 }
 

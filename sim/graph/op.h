@@ -73,6 +73,9 @@ struct Segment {
   std::vector<double> send_bytes;
   std::vector<double> recv_bytes;
   int group = 0;  // collective group (EP group or TP replica); members must all reach it
+  // alltoall: the share of the GPU's SMs its kernels hold from submission to end (compute beside
+  // it, under two-batch overlap, runs on the rest); 0 for kernels that hold none while in flight.
+  double sm_fraction = 0.0;
   Transfer transfer;  // stage and writeback only
   // Micro-batch (two-batch overlap): 0, or 0 and 1. A GPU's segments are lane 0's in order, then
   // lane 1's; the engine interleaves the two lanes on one compute stream (engine/simulation.cpp).

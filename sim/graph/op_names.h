@@ -66,6 +66,11 @@ inline constexpr std::string_view moe_residual = "moe_residual";
 inline constexpr std::string_view mtp_embedding = "mtp_embedding";
 inline constexpr std::string_view mtp_norms = "mtp_norms";
 inline constexpr std::string_view eh_proj = "eh_proj";
+// Prefill attention (prefill_step.cpp): MLA's latent-to-head up-projection of K and V (the
+// non-absorbed form), the causal attention, and the new tokens' entries written to the cache.
+inline constexpr std::string_view kv_b = "kv_b";
+inline constexpr std::string_view prefill_attention = "prefill_attention";
+inline constexpr std::string_view cache_store = "cache_store";
 // fp8 activation quantisation before an fp8 GEMM; the serving engine's host time.
 inline constexpr std::string_view act_quant = "act_quant";
 inline constexpr std::string_view step_overhead = "step_overhead";

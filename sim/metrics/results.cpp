@@ -44,12 +44,6 @@ double mean(const std::vector<double>& v) {
   return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
 }
 
-std::string fmt(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
-
 // A per-GPU step field summed over every step and every GPU.
 double sum_over_gpu_steps(const RunResult& r, double GpuStepTimes::*field) {
   double sum = 0.0;
@@ -233,6 +227,12 @@ nlohmann::ordered_json communication_summary(const RunResult& r) {
   return o;
 }
 
+std::string fmt(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
+
 StepStats step_stats(const std::vector<double>& t) {
   StepStats s;
   if (t.empty()) return s;
@@ -259,6 +259,50 @@ nlohmann::ordered_json time_by_category(const RunResult& r) {
   }
   for (auto& b : busy) b /= n;
   return categories_json(busy, idle / n);
+}
+
+nlohmann::ordered_json steps_json(const RunResult& r) {
+  nlohmann::ordered_json steps = nlohmann::ordered_json::array();
+  for (std::size_t k = 0; k < r.step_time.size(); ++k) {
+    CategoryTimes busy{};
+    double idle = 0.0;
+    for (const auto& g : r.gpu_steps[k]) {
+      for (std::size_t c = 0; c < busy.size(); ++c) busy[c] += g.busy[c] / r.gpus;
+      idle += idle_of(g, r.step_time[k]) / r.gpus;
+    }
+    double comm = 0.0;
+    double exposed = 0.0;
+    for (const auto& g : r.gpu_steps[k]) {
+      comm += g.comm / r.gpus;
+      exposed += g.comm_exposed / r.gpus;
+    }
+    steps.push_back({{"step", k}, {"context", r.step_context[k]}, {"time_s", r.step_time[k]},
+                     {"by_category_s", categories_json(busy, idle)},
+                     {"collectives_s", {{"total", comm}, {"exposed", exposed}, {"hidden", std::max(0.0, comm - exposed)}}}});
+  }
+
+  return steps;
+}
+
+nlohmann::ordered_json layers_json(const Scenario& s, const RunResult& r) {
+  nlohmann::ordered_json layers = nlohmann::ordered_json::array();
+  const double samples = static_cast<double>(r.steps) * r.gpus;  // per step per GPU averages
+  for (std::size_t l = 0; l < r.layers.size(); ++l) {
+    const auto& lt = r.layers[l];
+    CategoryTimes busy{};
+    for (std::size_t c = 0; c < busy.size(); ++c) busy[c] = lt.busy[c] / samples;
+    const double time = std::accumulate(busy.begin(), busy.end(), 0.0) + lt.wait / samples;
+    const bool head = lt.kind == "head";
+    nlohmann::ordered_json layer = {{"layer", head ? -1 : static_cast<int>(l)},
+                                    {"kind", lt.kind},
+                                    {"time_s", time},
+                                    {"by_category_s", categories_json(busy, lt.wait / samples)},
+                                    {"flops", lt.flops.value() / samples},
+                                    {"hbm_bytes", lt.bytes.value() / samples}};
+    if (r.offload && !head) layer["offload"] = layer_offload_json(r, lt, prefetches(s));
+    layers.push_back(layer);
+  }
+  return layers;
 }
 
 nlohmann::ordered_json results_json(const Scenario& s, const RunResult& r, const std::string& version,
@@ -325,42 +369,8 @@ nlohmann::ordered_json results_json(const Scenario& s, const RunResult& r, const
   j["summary"] = sum;
   j["band_by_params"] = band_breakdown_json(band, s.hardware_bands);
 
-  auto& steps = j["steps"] = nlohmann::ordered_json::array();
-  for (std::size_t k = 0; k < r.step_time.size(); ++k) {
-    CategoryTimes busy{};
-    double idle = 0.0;
-    for (const auto& g : r.gpu_steps[k]) {
-      for (std::size_t c = 0; c < busy.size(); ++c) busy[c] += g.busy[c] / r.gpus;
-      idle += idle_of(g, r.step_time[k]) / r.gpus;
-    }
-    double comm = 0.0;
-    double exposed = 0.0;
-    for (const auto& g : r.gpu_steps[k]) {
-      comm += g.comm / r.gpus;
-      exposed += g.comm_exposed / r.gpus;
-    }
-    steps.push_back({{"step", k}, {"context", r.step_context[k]}, {"time_s", r.step_time[k]},
-                     {"by_category_s", categories_json(busy, idle)},
-                     {"collectives_s", {{"total", comm}, {"exposed", exposed}, {"hidden", std::max(0.0, comm - exposed)}}}});
-  }
-
-  auto& layers = j["layers"] = nlohmann::ordered_json::array();
-  const double samples = static_cast<double>(r.steps) * r.gpus;  // per step per GPU averages
-  for (std::size_t l = 0; l < r.layers.size(); ++l) {
-    const auto& lt = r.layers[l];
-    CategoryTimes busy{};
-    for (std::size_t c = 0; c < busy.size(); ++c) busy[c] = lt.busy[c] / samples;
-    const double time = std::accumulate(busy.begin(), busy.end(), 0.0) + lt.wait / samples;
-    const bool head = lt.kind == "head";
-    nlohmann::ordered_json layer = {{"layer", head ? -1 : static_cast<int>(l)},
-                                    {"kind", lt.kind},
-                                    {"time_s", time},
-                                    {"by_category_s", categories_json(busy, lt.wait / samples)},
-                                    {"flops", lt.flops.value() / samples},
-                                    {"hbm_bytes", lt.bytes.value() / samples}};
-    if (r.offload && !head) layer["offload"] = layer_offload_json(r, lt, prefetches(s));
-    layers.push_back(layer);
-  }
+  j["steps"] = steps_json(r);
+  j["layers"] = layers_json(s, r);
   return j;
 }
 

@@ -20,6 +20,9 @@ struct StepStats {
   double max = 0.0;
 };
 
+// One number printed with a printf format ("%.3f"), for the summaries.
+[[nodiscard]] std::string fmt(const char* format, double v);
+
 // Nearest-rank percentiles of the step times.
 [[nodiscard]] StepStats step_stats(const std::vector<double>& step_times);
 
@@ -31,6 +34,11 @@ struct StepStats {
 [[nodiscard]] nlohmann::ordered_json offload_summary(const Scenario& s, const RunResult& r);
 // Collectives per step (mean over GPUs): total, exposed (the compute stream waited) and hidden.
 [[nodiscard]] nlohmann::ordered_json communication_summary(const RunResult& r);
+
+// results.json's "steps" (per step: context, time, categories, collectives) and "layers" (per
+// layer, mean per step and GPU: time by category, FLOPs, HBM bytes, offload).
+[[nodiscard]] nlohmann::ordered_json steps_json(const RunResult& r);
+[[nodiscard]] nlohmann::ordered_json layers_json(const Scenario& s, const RunResult& r);
 
 // The whole results document. `version` is ess-sim's version; `scenario_sha256` identifies the
 // resolved scenario (the text `ess-sim check` prints).

@@ -1,0 +1,23 @@
+#include "sim/config/prefill_config.h"
+
+#include "sim/config/reader.h"
+
+namespace ess {
+
+namespace {
+// As workload.context_length and batch sizes elsewhere: far above any real prompt or batch, low
+// enough that token counts and their products stay exact in doubles.
+constexpr double kMaxPromptLength = 16.0 * 1048576.0;
+constexpr double kMaxTokensPerGpu = 1048576.0;
+}  // namespace
+
+PrefillConfig read_prefill(ObjectReader& r) {
+  PrefillConfig p;
+  p.prompt_length = r.integer("prompt_length", Range::closed(1, kMaxPromptLength));
+  p.tokens_per_gpu = r.integer("tokens_per_gpu", Range::closed(1, kMaxTokensPerGpu));
+  p.steps = r.integer_or("steps", Range::closed(1, 1e4), 2);
+  r.finish();
+  return p;
+}
+
+}  // namespace ess

@@ -1,0 +1,89 @@
+// The prefill-step operator graph: the segments each GPU executes to run a batch of prompt tokens
+// (whole prompts, or chunks of prompts whose beginning is already cached) through the model,
+// priced by the cost models, for the engine (sim/engine) to schedule like a decode step.
+//
+// Per attention replica the step holds `pieces`: each the new tokens of one request and the tokens
+// of that request already in the cache. Under tensor parallelism a replica's GPUs share its pieces
+// (heads and columns are split), with data-parallel attention each GPU has its own; every replica
+// runs the same pieces. What differs from decode (decode_step.h):
+//   - attention is causal over the new tokens: MLA in its non-absorbed form (the latent entries
+//     up-projected to per-head K and V by kv_b, FlashAttention over qk 192 / v 128), or for a model
+//     with DeepSeek-V3.2's indexer, the indexer scoring every query against every earlier key and
+//     sparse MLA over each query's own top-k (up to top_k entries, fewer near the start of a prompt);
+//     GQA as FlashAttention;
+//   - the LM head runs on the last token of each piece only;
+//   - the MoE all-to-all sends a token once per remote node (DeepEP's normal kernels) rather than
+//     once per expert copy (step_blocks.h AlltoallDedup);
+//   - no CUDA-graph padding (engines run prefill eagerly);
+//   - with two micro-batches the tokens are split in half (a piece may be cut: its second part has
+//     the first part cached), as SGLang's two-batch overlap splits an extend batch.
+// MTP modules in use (workload.mtp.depth > 1) run over every new token too: the draft layers need
+// their own cache of the prompt.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "sim/config/scenario.h"
+#include "sim/graph/op.h"
+#include "sim/graph/rng.h"
+#include "sim/graph/step_blocks.h"
+
+namespace ess {
+
+// New tokens of one request in a prefill step, after `cached` tokens of it already in the cache.
+struct PrefillPiece {
+  std::int64_t tokens = 0;  // >= 1
+  std::int64_t cached = 0;  // >= 0
+};
+
+// What a set of pieces asks of attention, summed over the pieces.
+struct PrefillWork {
+  std::int64_t queries = 0;  // new tokens
+  double key_pairs = 0.0;    // keys attended, summed over the new tokens (causal)
+  std::int64_t keys = 0;     // cached + new tokens of the pieces' requests
+  std::int64_t pieces = 0;
+  double selected = 0.0;     // indexer models: entries attended, summed over the new tokens (<= top_k each)
+  std::int64_t longest = 0;  // the longest request's cached + new tokens
+};
+
+// `top_k` 0: a model without an indexer (selected stays 0).
+[[nodiscard]] PrefillWork prefill_work(std::span<const PrefillPiece> pieces, std::int64_t top_k);
+
+// Splits pieces into two micro-batches of ceil(tokens / 2) and floor(tokens / 2) new tokens, in
+// order; a piece cut in two continues in the second with its first part cached.
+[[nodiscard]] std::vector<std::vector<PrefillPiece>> split_in_two(std::span<const PrefillPiece> pieces);
+
+// The pieces of a standalone prefill step of `tokens` new tokens (per replica) from prompts of
+// `prompt_length` tokens: whole prompts, then what is left as the start of one more prompt.
+[[nodiscard]] std::vector<PrefillPiece> whole_prompts(std::int64_t tokens, std::int64_t prompt_length);
+
+class PrefillStepBuilder {
+ public:
+  explicit PrefillStepBuilder(const Scenario& scenario);
+
+  [[nodiscard]] int gpus() const { return blocks_.gpus(); }
+  [[nodiscard]] int layer_count() const { return blocks_.layer_count(); }
+  [[nodiscard]] std::string_view layer_kind(int layer) const { return blocks_.layer_kind(layer); }
+
+  // The plan of a step in which every attention replica runs `pieces`; `rng` drives the routing.
+  // Throws std::invalid_argument on no pieces or a piece without tokens, or two micro-batches with
+  // fewer than 2 tokens.
+  [[nodiscard]] StepPlan build(int step, std::span<const PrefillPiece> pieces, Rng& rng) const;
+
+ private:
+  void add_pass(std::vector<GpuStepPlan>& gpus, const PrefillWork& work, Rng& rng) const;
+  void add_attention(std::vector<Segment>& out, int layer, const PrefillWork& work, int replica) const;
+  void add_mla(std::vector<Segment>& out, int layer, const PrefillWork& work) const;
+  void add_gqa(std::vector<Segment>& out, int layer, const PrefillWork& work) const;
+
+  const Scenario& s_;
+  const ModelConfig& m_;
+  const Hardware& hw_;
+  StepBlocks blocks_;
+  int tp_;
+};
+
+}  // namespace ess

@@ -1,0 +1,378 @@
+#include "sim/graph/step_blocks.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <stdexcept>
+#include <string>
+
+#include "models/alltoall.h"
+#include "models/collective.h"
+#include "models/elementwise.h"
+#include "models/gemm.h"
+#include "models/norm.h"
+#include "sim/graph/op_names.h"
+
+namespace ess {
+
+namespace {
+
+// FP8 GEMMs (DeepGEMM) take FP8 activations: a per-token-group (1 x 128) quantisation kernel turns
+// each bf16 input into fp8 plus one fp32 scale per 128 values first (SGLang's and vLLM's
+// per_token_group_quant_fp8). It reads 2 B and writes ~1 B per element: priced as an elementwise
+// kernel over fp8 elements with 2 inputs and 1 output. Inputs that are already fp8 (DeepEP's fp8
+// dispatch into the experts; the experts' activation, fused with its quantisation) need none.
+bool needs_quant(DType weights, DType activations) { return weights == DType::fp8 && activations != DType::fp8; }
+
+// The random stream of the experts' long-run popularity (fixed per scenario seed, the same in
+// every step); each step's draws come from the step's own stream.
+constexpr std::uint64_t kExpertRoutingStream = 0x6578706572747321ULL;  // "experts!"
+
+}  // namespace
+
+StepBlocks::StepBlocks(const Scenario& scenario)
+    : s_(scenario),
+      m_(scenario.model),
+      hw_(scenario.hardware),
+      gpus_(scenario.hardware.total_gpus()),
+      tp_(scenario.parallelism.tensor_parallel),
+      ep_(scenario.parallelism.expert_parallel),
+      physical_experts_(scenario.model.moe ? scenario.model.moe->routed_experts + scenario.parallelism.redundant_experts : 0),
+      layers_total_(static_cast<int>(scenario.model.layers) + scenario.workload.mtp.depth - 1) {
+  if (scenario.model.moe) {
+    // Experts live in groups of `ep` GPUs; under TP MoE without EP (ep 1) each GPU holds them all.
+    routing_.emplace(scenario.model.moe->routed_experts, physical_experts_, ep_, layers_total_,
+                     RoutingParams{scenario.workload.expert_skew, scenario.workload.expert_drift, scenario.engine.eplb},
+                     Rng(scenario.seed).fork(kExpertRoutingStream));
+  }
+}
+
+Op StepBlocks::kernel(std::string_view name, OpCategory category, const KernelCost& c) const {
+  return Op{name, category, c.time + s_.engine.kernel_gap, c.flops, c.bytes, c.params};
+}
+
+std::string_view StepBlocks::layer_kind(int layer) const {
+  if (layer >= m_.layers) return "mtp";
+  return (m_.moe && layer >= m_.moe->first_dense_layers) ? "moe" : "dense";
+}
+
+void StepBlocks::append(std::vector<Segment>& out, int layer, std::string_view label, Op op) {
+  if (out.empty() || out.back().kind != SegmentKind::compute || out.back().layer != layer ||
+      out.back().label != label) {
+    Segment seg;
+    seg.kind = SegmentKind::compute;
+    seg.layer = layer;
+    seg.label = label;
+    out.push_back(std::move(seg));
+  }
+  out.back().duration += op.time;
+  out.back().ops.push_back(op);
+}
+
+void StepBlocks::close_with_allreduce(std::vector<Segment>& out, int layer, std::string_view label,
+                                             std::int64_t tokens, int replica) const {
+  if (tp_ == 1) return;
+  Segment seg;
+  seg.kind = SegmentKind::allreduce;
+  seg.layer = layer;
+  seg.label = label;
+  seg.group = replica;
+  // The partial sums of the layer output, hidden x activation dtype per token.
+  const Bytes bytes(static_cast<double>(tokens * m_.hidden) * bytes_per_element(m_.activation_dtype));
+  seg.duration = allreduce_time(tp_, bytes, hw_);
+  out.push_back(std::move(seg));
+}
+
+void StepBlocks::add_quant(std::vector<Segment>& out, int layer, std::string_view label, std::int64_t tokens,
+                                  std::int64_t features) const {
+  if (!needs_quant(m_.weight_dtype, m_.activation_dtype)) return;
+  append(out, layer, label, kernel(opname::act_quant, OpCategory::elementwise, elementwise({tokens * features, 2, 1, DType::fp8}, hw_)));
+}
+
+void StepBlocks::add_embedding(std::vector<Segment>& out, std::int64_t tokens) const {
+  // Embedding lookup: gather one row per token.
+  append(out, -1, "embedding",
+         kernel(opname::embedding, OpCategory::elementwise,
+                   elementwise({tokens * m_.hidden, 1, 1, m_.activation_dtype}, hw_)));
+}
+
+void StepBlocks::add_dense_mlp(std::vector<Segment>& out, int layer, std::int64_t T, int replica) const {
+  const DType act = m_.activation_dtype;
+  const DType w = m_.weight_dtype;
+  const std::int64_t width = m_.dense_intermediate / tp_;
+  constexpr std::string_view label = "mlp";
+  append(out, layer, label, kernel(opname::ffn_norm, OpCategory::norm, norm({T, m_.hidden, act, norm_kind(m_.norm)}, hw_)));
+  add_quant(out, layer, label, T, m_.hidden);
+  append(out, layer, label, kernel(opname::gate_up, OpCategory::gemm, gemm({T, 2 * width, m_.hidden, w}, hw_)));
+  append(out, layer, label, kernel(opname::act, OpCategory::elementwise, elementwise({T * width, 2, 1, act}, hw_)));
+  add_quant(out, layer, label, T, width);
+  append(out, layer, label, kernel(opname::down, OpCategory::gemm, gemm({T, m_.hidden, width, w}, hw_)));
+  close_with_allreduce(out, layer, "mlp_allreduce", T, replica);
+  append(out, layer, label,
+         kernel(opname::mlp_residual, OpCategory::elementwise, elementwise({T * m_.hidden, 2, 1, act}, hw_)));
+}
+
+void StepBlocks::add_moe_input(std::vector<Segment>& out, int layer, std::int64_t T, std::int64_t shared_width) const {
+  const auto& moe = *m_.moe;
+  const DType act = m_.activation_dtype;
+  const DType w = m_.weight_dtype;
+  append(out, layer, "moe_in", kernel(opname::ffn_norm, OpCategory::norm, norm({T, m_.hidden, act, norm_kind(m_.norm)}, hw_)));
+  append(out, layer, "moe_in",
+         kernel(opname::router, OpCategory::gemm, gemm({T, moe.routed_experts, m_.hidden, DType::bf16}, hw_)));
+  append(out, layer, "moe_in",
+         kernel(opname::router_topk, OpCategory::elementwise, elementwise({T * moe.routed_experts, 1, 1, DType::fp32}, hw_)));
+  if (shared_width > 0) {
+    add_quant(out, layer, "moe_in", T, m_.hidden);
+    append(out, layer, "moe_in",
+           kernel(opname::shared_gate_up, OpCategory::gemm, gemm({T, 2 * shared_width, m_.hidden, w}, hw_)));
+    append(out, layer, "moe_in",
+           kernel(opname::shared_act, OpCategory::elementwise, elementwise({T * shared_width, 2, 1, act}, hw_)));
+    add_quant(out, layer, "moe_in", T, shared_width);
+    append(out, layer, "moe_in", kernel(opname::shared_down, OpCategory::gemm, gemm({T, m_.hidden, shared_width, w}, hw_)));
+  }
+}
+
+void StepBlocks::add_experts(std::vector<Segment>& out, int layer, std::span<const std::int64_t> rows_per_expert,
+                                    std::int64_t width) const {
+  const DType act = m_.activation_dtype;
+  const DType w = m_.weight_dtype;
+  std::int64_t rows = 0;
+  std::int64_t active = 0;
+  for (const std::int64_t r : rows_per_expert) {
+    rows += r;
+    active += r > 0 ? 1 : 0;
+  }
+  if (rows == 0) return;
+  append(out, layer, "experts",
+         kernel(opname::experts_gate_up, OpCategory::gemm, grouped_gemm({active, rows, 2 * width, m_.hidden, w}, rows_per_expert, hw_)));
+  append(out, layer, "experts",
+         kernel(opname::experts_act, OpCategory::elementwise, elementwise({rows * width, 2, 1, act}, hw_)));
+  append(out, layer, "experts",
+         kernel(opname::experts_down, OpCategory::gemm, grouped_gemm({active, rows, m_.hidden, width, w}, rows_per_expert, hw_)));
+}
+
+double StepBlocks::normal_alltoall_sm_fraction() const {
+  const int sms = s_.engine.prefill_alltoall_sms;
+  if (sms == 0) return 0.0;
+  if (!hw_.gpu.sm_count) {
+    throw std::invalid_argument("hardware.gpu.sm_count is needed: engine " + s_.engine.name + "'s prefill all-to-all holds " +
+                                std::to_string(sms) + " SMs (engine.prefill_alltoall_sms) and " + hw_.name +
+                                " does not say how many the GPU has; add it, or set engine.prefill_alltoall_sms to 0");
+  }
+  if (sms >= *hw_.gpu.sm_count) {
+    throw std::invalid_argument("engine.prefill_alltoall_sms (" + std::to_string(sms) + ") must be below hardware.gpu.sm_count (" +
+                                std::to_string(*hw_.gpu.sm_count) + "): the all-to-all would leave no SM for compute");
+  }
+  return static_cast<double>(sms) / static_cast<double>(*hw_.gpu.sm_count);
+}
+
+void StepBlocks::add_tp_moe(std::vector<GpuStepPlan>& gpus, int layer, std::int64_t T, Rng& rng) const {
+  const auto& moe = *m_.moe;
+  const DType act = m_.activation_dtype;
+  // Experts split over the replica's GPUs (ep = tp) or each sharded over them (ep = 1).
+  const bool split = ep_ == tp_;
+  const std::int64_t experts_per_gpu = split ? physical_experts_ / ep_ : physical_experts_;
+  const std::int64_t width = split ? moe.expert_intermediate : moe.expert_intermediate / tp_;
+  const std::int64_t shared_width = moe.expert_intermediate * moe.shared_experts / tp_;
+  std::vector<std::int64_t> rows(static_cast<std::size_t>(tp_ * experts_per_gpu));  // [rank][local expert]
+  std::vector<std::int64_t> picked(static_cast<std::size_t>(moe.experts_per_token));
+  for (int replica = 0; replica < gpus_ / tp_; ++replica) {
+    std::fill(rows.begin(), rows.end(), 0);
+    // Every GPU of the replica holds all T tokens; each picks experts_per_token distinct experts.
+    const ExpertRouting::Pass pass = routing_->pass(layer, rng);
+    for (std::int64_t tok = 0; tok < T; ++tok) {
+      pass.route(rng, picked);
+      for (const std::int64_t e : picked) {
+        if (split) {
+          ++rows[static_cast<std::size_t>(e)];  // rank e / experts_per_gpu, local expert e % experts_per_gpu
+        } else {
+          for (int rank = 0; rank < tp_; ++rank) ++rows[static_cast<std::size_t>(rank * experts_per_gpu + e)];
+        }
+      }
+    }
+    for (int rank = 0; rank < tp_; ++rank) {
+      auto& out = gpus[static_cast<std::size_t>(replica * tp_ + rank)].segments;
+      add_moe_input(out, layer, T, shared_width);
+      add_experts(out, layer,
+                  std::span<const std::int64_t>(rows.data() + rank * experts_per_gpu, static_cast<std::size_t>(experts_per_gpu)),
+                  width);
+      // This GPU's partial sum of the experts' (and shared expert's) outputs, summed over the
+      // replica by the all-reduce, then the residual add.
+      append(out, layer, "moe_out",
+             kernel(opname::combine_sum, OpCategory::elementwise,
+                       elementwise({T * m_.hidden, static_cast<int>(moe.experts_per_token) + 1, 1, act}, hw_)));
+      close_with_allreduce(out, layer, "moe_allreduce", T, replica);
+      append(out, layer, "moe_out",
+             kernel(opname::moe_residual, OpCategory::elementwise, elementwise({T * m_.hidden, 2, 1, act}, hw_)));
+    }
+  }
+}
+
+void StepBlocks::add_moe(std::vector<GpuStepPlan>& gpus, int layer, std::int64_t T, Rng& rng, AlltoallDedup dedup) const {
+  if (tp_ > 1) {
+    add_tp_moe(gpus, layer, T, rng);
+    return;
+  }
+  const auto& moe = *m_.moe;
+  const DType act = m_.activation_dtype;
+  const std::int64_t experts_per_gpu = physical_experts_ / ep_;
+  const auto G = static_cast<std::size_t>(gpus_);
+
+  // Routing: each token picks experts_per_token distinct physical experts in its own EP group
+  // (expert_routing.h: this layer's skewed popularity, this pass's drift, the EPLB placement).
+  // Routed (token, expert) pairs from each GPU to each GPU of its EP group: G x ep counts, not G x G
+  // (thousands of GPUs would need gigabytes for a matrix that is zero outside the groups).
+  const auto E = static_cast<std::size_t>(ep_);
+  std::vector<std::int64_t> pair_count(G * E, 0);  // [src * ep + rank of dst in the group]
+  const auto pairs = [&](std::size_t src, std::size_t dst) -> std::int64_t& { return pair_count[src * E + dst % E]; };
+  std::vector<std::int64_t> expert_rows(G * static_cast<std::size_t>(experts_per_gpu), 0);  // [gpu][local expert]
+  std::vector<std::int64_t> picked(static_cast<std::size_t>(moe.experts_per_token));
+  // Physical expert e of a group lives on the group's GPU e / experts_per_gpu as its local expert
+  // e % experts_per_gpu, so its row counter is at group_start x experts_per_gpu + e: no division in
+  // the loop (it runs tokens x experts_per_token times per layer).
+  std::vector<std::size_t> rank_of(static_cast<std::size_t>(physical_experts_));
+  for (std::size_t e = 0; e < rank_of.size(); ++e) rank_of[e] = e / static_cast<std::size_t>(experts_per_gpu);
+  // Per node: the copies each GPU sends to each peer, once a token crosses to a remote node once
+  // and to a GPU once (counted below); per copy they are the pairs.
+  const bool per_node = dedup == AlltoallDedup::per_node;
+  std::vector<double> moved;  // [src * ep + rank of dst in the group], per_node only
+  std::vector<std::int64_t> token_ranks;
+  std::vector<std::int64_t> rank_tokens;  // per src: tokens sent to each rank of the group
+  std::vector<std::int64_t> node_tokens;  // per src: tokens sent to each node of the group
+  const auto L = static_cast<std::size_t>(hw_.gpu.count);
+  const std::size_t nodes = E > L ? E / L : 1;
+  if (per_node) {
+    moved.assign(G * E, 0.0);
+    rank_tokens.assign(E, 0);
+    node_tokens.assign(nodes, 0);
+    token_ranks.reserve(picked.size());
+  }
+  // One drift draw per pass and EP group (the requests of a group are its own).
+  std::optional<ExpertRouting::Pass> pass;
+  for (std::size_t src = 0; src < G; ++src) {
+    const std::size_t group_start = src / E * E;
+    if (src == group_start) pass.emplace(routing_->pass(layer, rng));
+    std::int64_t* const rows = expert_rows.data() + group_start * static_cast<std::size_t>(experts_per_gpu);
+    std::int64_t* const to = pair_count.data() + src * E;
+    if (per_node) {
+      std::fill(rank_tokens.begin(), rank_tokens.end(), 0);
+      std::fill(node_tokens.begin(), node_tokens.end(), 0);
+    }
+    for (std::int64_t tok = 0; tok < T; ++tok) {
+      pass->route(rng, picked);
+      for (const std::int64_t e : picked) {
+        ++to[rank_of[static_cast<std::size_t>(e)]];
+        ++rows[e];
+      }
+      if (!per_node) continue;
+      token_ranks.clear();
+      for (const std::int64_t e : picked) token_ranks.push_back(static_cast<std::int64_t>(rank_of[static_cast<std::size_t>(e)]));
+      std::sort(token_ranks.begin(), token_ranks.end());
+      std::int64_t last_rank = -1;
+      std::int64_t last_node = -1;
+      for (const std::int64_t r : token_ranks) {
+        if (r == last_rank) continue;
+        last_rank = r;
+        ++rank_tokens[static_cast<std::size_t>(r)];
+        const std::int64_t n = nodes > 1 ? r / static_cast<std::int64_t>(L) : 0;
+        if (n != last_node) ++node_tokens[static_cast<std::size_t>(n)];
+        last_node = n;
+      }
+    }
+    if (!per_node) continue;
+    // Within the source's node a token goes to each GPU once; to a remote node it crosses once and
+    // is spread over that node's GPUs (their share of the node's per-GPU tokens).
+    const std::size_t own_node = nodes > 1 ? (src - group_start) / L : 0;
+    for (std::size_t n = 0; n < nodes; ++n) {
+      const std::size_t first = n * (nodes > 1 ? L : E);
+      const std::size_t count = nodes > 1 ? L : E;
+      std::int64_t node_rank_tokens = 0;
+      for (std::size_t r = first; r < first + count; ++r) node_rank_tokens += rank_tokens[r];
+      for (std::size_t r = first; r < first + count; ++r) {
+        double copies = static_cast<double>(rank_tokens[r]);
+        if (n != own_node && node_rank_tokens > 0) {
+          copies *= static_cast<double>(node_tokens[n]) / static_cast<double>(node_rank_tokens);
+        }
+        moved[src * E + r] = copies;
+      }
+    }
+  }
+
+  // Dispatched tokens are fp8 with one fp32 scale per 128 values; combined outputs are bf16
+  // (models/alltoall.h, which `ess-sim cost dispatch/combine` prices the same way).
+  const double dispatch_bytes = dispatch_bytes_per_copy(m_.hidden).value();
+  const double combine_bytes = combine_bytes_per_copy(m_.hidden, act).value();
+  const std::int64_t shared_width = moe.expert_intermediate * moe.shared_experts;
+  const double sm_fraction = per_node ? normal_alltoall_sm_fraction() : 0.0;
+  // Copies moved from `src` to `dst` in a dispatch (the same back in a combine).
+  const auto copies = [&](std::size_t src, std::size_t dst) {
+    return per_node ? moved[src * E + dst % E] : static_cast<double>(pairs(src, dst));
+  };
+  // GPU g's side of an all-to-all: to each peer it sends `bytes_per_pair` per copy it sends there
+  // (dispatch), or per copy it received from there (combine, `back`).
+  const auto alltoall = [&](std::size_t g, std::string_view label, double bytes_per_pair, bool back) {
+    Segment seg;
+    seg.kind = SegmentKind::alltoall;
+    seg.layer = layer;
+    seg.label = label;
+    seg.group = static_cast<int>(g) / ep_;
+    seg.sm_fraction = sm_fraction;
+    seg.send_bytes.assign(E, 0.0);
+    seg.recv_bytes.assign(E, 0.0);
+    const std::size_t group_start = g / E * E;
+    for (std::size_t i = 0; i < E; ++i) {
+      const std::size_t peer = group_start + i;
+      seg.send_bytes[i] = copies(back ? peer : g, back ? g : peer) * bytes_per_pair;
+      seg.recv_bytes[i] = copies(back ? g : peer, back ? peer : g) * bytes_per_pair;
+    }
+    return seg;
+  };
+
+  // The MoE input is the same on every GPU (same tokens, same widths): priced once.
+  std::vector<Segment> input;
+  add_moe_input(input, layer, T, shared_width);
+  for (std::size_t g = 0; g < G; ++g) {
+    auto& out = gpus[g].segments;
+    for (const Segment& seg : input) {
+      for (const Op& op : seg.ops) append(out, layer, seg.label, op);
+    }
+    out.push_back(alltoall(g, "dispatch", dispatch_bytes, false));
+
+    // Each expert's own rows: the kernel pads every expert to whole tiles (models/gemm.h).
+    add_experts(out, layer,
+                std::span<const std::int64_t>(expert_rows.data() + g * static_cast<std::size_t>(experts_per_gpu),
+                                              static_cast<std::size_t>(experts_per_gpu)),
+                moe.expert_intermediate);
+
+    // Expert outputs go back to the GPU each token came from.
+    out.push_back(alltoall(g, "combine", combine_bytes, true));
+
+    // Weighted sum of the experts' outputs (plus the shared expert's) and the residual add.
+    append(out, layer, "moe_out",
+           kernel(opname::combine_sum, OpCategory::elementwise,
+                     elementwise({T * m_.hidden, static_cast<int>(moe.experts_per_token) + 2, 1, act}, hw_)));
+  }
+}
+
+void StepBlocks::add_head(std::vector<Segment>& out, int layer, std::int64_t T) const {
+  append(out, layer, "head",
+         kernel(opname::final_norm, OpCategory::norm, norm({T, m_.hidden, m_.activation_dtype, norm_kind(m_.norm)}, hw_)));
+  // Vocabulary-parallel LM head under TP (each rank computes vocab / tp logits).
+  append(out, layer, "head",
+         kernel(opname::lm_head, OpCategory::gemm, gemm({T, m_.vocab / tp_, m_.hidden, m_.activation_dtype}, hw_)));
+  append(out, layer, "head",
+         kernel(opname::sampling, OpCategory::elementwise, elementwise({T * (m_.vocab / tp_), 1, 1, DType::fp32}, hw_)));
+}
+
+void StepBlocks::add_mtp_projection(std::vector<Segment>& out, int layer, std::int64_t T) const {
+  const DType act = m_.activation_dtype;
+  // DeepSeek-V3 MTP module: embed the previous token, RMSNorm it and the last hidden state, and
+  // project their concatenation (2 x hidden -> hidden) before the module's transformer layer.
+  append(out, layer, "mtp_in",
+         kernel(opname::mtp_embedding, OpCategory::elementwise, elementwise({T * m_.hidden, 1, 1, act}, hw_)));
+  append(out, layer, "mtp_in",
+         kernel(opname::mtp_norms, OpCategory::norm, norm({T, 2 * m_.hidden, act, norm_kind(m_.norm)}, hw_)));
+  add_quant(out, layer, "mtp_in", T, 2 * m_.hidden);
+  append(out, layer, "mtp_in", kernel(opname::eh_proj, OpCategory::gemm, gemm({T, m_.hidden, 2 * m_.hidden, m_.weight_dtype}, hw_)));
+}
+
+}  // namespace ess

@@ -1,0 +1,99 @@
+// The blocks every step graph is made of, whatever the phase: kernels with the engine's launch
+// gap, the fp8 activation quantisation, embedding, dense MLP, the MoE block (router, shared
+// expert, routed experts, all-to-all or all-reduce) and the LM head. The decode step
+// (decode_step.h) and the prefill step (prefill_step.h) add their own attention around them.
+//
+// Layout: GPUs are split into attention data-parallel replicas of `tensor_parallel` GPUs each
+// (replica r = GPUs [r*tp, (r+1)*tp)); routed experts are spread over expert-parallel groups of
+// `expert_parallel` GPUs (group g = GPUs [g*ep, (g+1)*ep)), each holding every expert once.
+// MoE layouts: tp 1 with EP over replicas (DP attention + EP: all-to-all dispatch and combine);
+// tp > 1 with ep = tp (TP attention, experts split over the replica: an all-reduce) or ep = 1
+// (TP attention and TP experts: an all-reduce). Physical experts (routed + redundant) are spread
+// evenly over the group; where a routed token copy lands follows the expert-load model
+// (expert_routing.h). No SimGrid here.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "models/cost.h"
+#include "models/norm.h"
+#include "sim/config/scenario.h"
+#include "sim/graph/expert_routing.h"
+#include "sim/graph/op.h"
+#include "sim/graph/rng.h"
+
+namespace ess {
+
+// How the MoE all-to-all moves token copies between nodes.
+//   per_copy: every (token, expert) copy crosses the network on its own (DeepEP's low-latency
+//             kernels, the decode phase).
+//   per_node: a token crosses the network once per remote node that holds any of its experts and
+//             is forwarded to them over NVLink there (DeepEP's normal kernels, the prefill phase;
+//             the NVLink forwarding is not priced: it runs beside the RDMA and is 3-4x faster).
+enum class AlltoallDedup { per_copy, per_node };
+
+// The norm kernel of the model's norm type.
+[[nodiscard]] inline NormKind norm_kind(NormType t) { return t == NormType::rms ? NormKind::rms : NormKind::layer; }
+
+class StepBlocks {
+ public:
+  explicit StepBlocks(const Scenario& scenario);
+
+  [[nodiscard]] int gpus() const { return gpus_; }
+  [[nodiscard]] int tp() const { return tp_; }
+  // Layers with their own weights and caches: the main layers, then the MTP modules in use.
+  [[nodiscard]] int layer_count() const { return layers_total_; }
+  // "dense", "moe" or "mtp" for each layer index.
+  [[nodiscard]] std::string_view layer_kind(int layer) const;
+
+  // One launched kernel of cost `c`: its time plus the engine's gap before the next kernel.
+  [[nodiscard]] Op kernel(std::string_view name, OpCategory category, const KernelCost& c) const;
+  // Appends `op` to the open compute segment of `out`, opening one labelled `label` if needed.
+  static void append(std::vector<Segment>& out, int layer, std::string_view label, Op op);
+  // Under TP, the all-reduce of `tokens` partial layer outputs of replica `replica` (none at tp 1).
+  void close_with_allreduce(std::vector<Segment>& out, int layer, std::string_view label, std::int64_t tokens,
+                            int replica) const;
+  // The fp8 activation quantisation before an FP8 weight GEMM reading `features` per token (none
+  // for bf16 weights).
+  void add_quant(std::vector<Segment>& out, int layer, std::string_view label, std::int64_t tokens,
+                 std::int64_t features) const;
+
+  // Embedding lookup of `tokens` tokens.
+  void add_embedding(std::vector<Segment>& out, std::int64_t tokens) const;
+  void add_dense_mlp(std::vector<Segment>& out, int layer, std::int64_t tokens, int replica) const;
+  // Final norm, vocabulary-parallel LM head and sampling of `rows` tokens.
+  void add_head(std::vector<Segment>& out, int layer, std::int64_t rows) const;
+  void add_mtp_projection(std::vector<Segment>& out, int layer, std::int64_t tokens) const;
+  // The MoE block of one layer for every GPU at once (the routing couples them); `tokens` per GPU.
+  void add_moe(std::vector<GpuStepPlan>& gpus, int layer, std::int64_t tokens, Rng& rng, AlltoallDedup dedup) const;
+
+ private:
+  // The share of the SMs the normal (per_node) all-to-all kernels hold: engine.prefill_alltoall_sms
+  // of hardware.gpu.sm_count (std::invalid_argument naming the fields when that cannot be told).
+  [[nodiscard]] double normal_alltoall_sm_fraction() const;
+  // The same under tensor-parallel attention: experts split over the replica (ep = tp) or
+  // sharded by TP (ep = 1); no all-to-all, an all-reduce of the partial outputs.
+  void add_tp_moe(std::vector<GpuStepPlan>& gpus, int layer, std::int64_t tokens, Rng& rng) const;
+  // The MoE block's input on one GPU: norm, router, top-k, shared expert (width per GPU).
+  void add_moe_input(std::vector<Segment>& out, int layer, std::int64_t tokens, std::int64_t shared_width) const;
+  // The routed experts of one GPU: grouped gate/up, activation, grouped down over each expert's
+  // rows (nothing when no token was routed here); `width` is each expert's intermediate per GPU.
+  void add_experts(std::vector<Segment>& out, int layer, std::span<const std::int64_t> rows_per_expert,
+                   std::int64_t width) const;
+
+  const Scenario& s_;
+  const ModelConfig& m_;
+  const Hardware& hw_;
+  int gpus_;
+  int tp_;
+  int ep_;
+  std::int64_t physical_experts_;         // routed + redundant (MoE models)
+  std::optional<ExpertRouting> routing_;  // MoE models: where routed token copies land
+  int layers_total_;
+};
+
+}  // namespace ess

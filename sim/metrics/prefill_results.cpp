@@ -1,0 +1,113 @@
+#include "sim/metrics/prefill_results.h"
+
+#include <algorithm>
+
+#include "sim/graph/prefill_step.h"
+#include "sim/metrics/bands.h"
+#include "sim/metrics/results.h"
+
+namespace ess {
+
+namespace {
+
+// The pieces one replica runs each step (whole prompts, then the start of one more).
+std::vector<PrefillPiece> replica_pieces(const Scenario& s) {
+  return whole_prompts(s.prefill->tokens_per_gpu * s.parallelism.tensor_parallel, s.prefill->prompt_length);
+}
+
+}  // namespace
+
+double prefill_tokens_per_s_per_gpu(const Scenario& s, const RunResult& r) {
+  return static_cast<double>(s.prefill->tokens_per_gpu) / step_stats(r.step_time).mean;
+}
+
+nlohmann::ordered_json prefill_results_json(const Scenario& s, const RunResult& r, const std::string& version,
+                                            const std::string& scenario_sha256) {
+  const StepStats st = step_stats(r.step_time);
+  const double per_gpu = prefill_tokens_per_s_per_gpu(s, r);
+  const auto pieces = replica_pieces(s);
+  nlohmann::ordered_json j;
+  j["schema"] = kResultsSchema;
+  j["ess_sim_version"] = version;
+  j["scenario_sha256"] = scenario_sha256;
+  j["scenario"] = {{"name", s.name}, {"file", s.origin}};
+  j["seed"] = s.seed;
+  nlohmann::ordered_json sum;
+  sum["phase"] = "prefill";
+  sum["model"] = s.model.name;
+  sum["hardware"] = s.hardware.name;
+  sum["hardware_calibration"] = s.hardware_calibration.empty() ? nlohmann::ordered_json(nullptr)
+                                                               : nlohmann::ordered_json(s.hardware_calibration);
+  sum["engine"] = {{"name", s.engine.name}, {"version", s.engine.version}, {"kernel_gap_s", s.engine.kernel_gap.value()},
+                   {"eplb", s.engine.eplb}};
+  sum["expert_load"] = {{"skew", s.workload.expert_skew}, {"drift", s.workload.expert_drift}};
+  sum["gpus"] = r.gpus;
+  sum["gpus_per_node"] = s.hardware.gpu.count;
+  sum["parallelism"] = {{"attention_dp", s.parallelism.attention_dp},
+                        {"tensor_parallel", s.parallelism.tensor_parallel},
+                        {"expert_parallel", s.parallelism.expert_parallel},
+                        {"redundant_experts", s.parallelism.redundant_experts}};
+  sum["prompt_length"] = s.prefill->prompt_length;
+  sum["tokens_per_gpu"] = s.prefill->tokens_per_gpu;
+  sum["prompts_per_replica"] = pieces.size();
+  sum["mtp_depth"] = s.workload.mtp.depth;
+  sum["steps"] = r.steps;
+  sum["step_time_s"] = {{"mean", st.mean}, {"p50", st.p50}, {"p99", st.p99}, {"min", st.min}, {"max", st.max}};
+  sum["prompt_tokens_per_s_per_gpu"] = per_gpu;
+  sum["prompt_tokens_per_s_node"] = per_gpu * s.hardware.gpu.count;
+  sum["prompt_tokens_per_s_total"] = per_gpu * r.gpus;
+  const StepBand band = step_band(r, s.hardware_bands);
+  sum["band"] = band_json(band, per_gpu);
+  sum["execution"] = {{"micro_batches", s.execution.micro_batches}, {"step_overhead_s", s.execution.step_overhead.value()}};
+  sum["communication"] = communication_summary(r);
+  sum["time_by_category_s"] = time_by_category(r);
+  sum["simgrid_activities"] = r.activities;
+  j["summary"] = sum;
+  j["band_by_params"] = band_breakdown_json(band, s.hardware_bands);
+  j["steps"] = steps_json(r);
+  j["layers"] = layers_json(s, r);
+  return j;
+}
+
+std::string prefill_results_table(const Scenario& s, const RunResult& r) {
+  const StepStats st = step_stats(r.step_time);
+  const double per_gpu = prefill_tokens_per_s_per_gpu(s, r);
+  const auto pieces = replica_pieces(s);
+  std::string out;
+  out += (s.name.empty() ? s.origin : s.name) + ": prefill of " + s.model.name + " on " + std::to_string(r.gpus) + " x " +
+         s.hardware.name + " (attention DP" + std::to_string(s.parallelism.attention_dp) + " x TP" +
+         std::to_string(s.parallelism.tensor_parallel) + ", EP" + std::to_string(s.parallelism.expert_parallel) + ")\n";
+  out += "  hardware " + s.hardware.name + ": " +
+         (s.hardware_calibration.empty() ? "uncalibrated (datasheet numbers and estimated efficiencies)" : s.hardware_calibration) +
+         "\n";
+  out += "  engine " + s.engine.name + " (" + s.engine.version + "), EPLB " + (s.engine.eplb ? "on" : "off") +
+         (s.model.moe ? ", expert skew " + fmt("%.3f", s.workload.expert_skew) + " / drift " + fmt("%.3f", s.workload.expert_drift)
+                      : std::string()) +
+         "\n";
+  out += "  " + std::to_string(s.prefill->tokens_per_gpu) + " prompt tokens per GPU per step: " + std::to_string(pieces.size()) +
+         " prompt(s) of up to " + std::to_string(s.prefill->prompt_length) + " tokens per replica, " +
+         std::to_string(r.steps) + " steps\n\n";
+  out += "  step time         mean " + fmt("%.3f", st.mean * 1e3) + " ms   p50 " + fmt("%.3f", st.p50 * 1e3) + " ms   max " +
+         fmt("%.3f", st.max * 1e3) + " ms\n";
+  const StepBand band = step_band(r, s.hardware_bands);
+  out += band.calibrated ? "  calibration band  +/- " + fmt("%.3f", band.sigma * 1e3) + " ms (" +
+                               fmt("%.1f", band.relative() * 100.0) + "%)\n"
+                         : "  calibration band  none: uncalibrated hardware\n";
+  out += "  throughput        " + fmt("%.0f", per_gpu * s.hardware.gpu.count) + " prompt tokens/s per node, " +
+         fmt("%.0f", per_gpu) + " per GPU\n\n";
+  const auto c = communication_summary(r);
+  if (c["collectives_s"].get<double>() > 0) {
+    out += "  collectives       " + fmt("%8.3f", c["collectives_s"].get<double>() * 1e3) + " ms per step: " +
+           fmt("%.3f", c["hidden_s"].get<double>() * 1e3) + " hidden, " + fmt("%.3f", c["exposed_s"].get<double>() * 1e3) +
+           " exposed" + (s.execution.micro_batches == 2 ? " (two-batch overlap)\n\n" : " (one micro-batch)\n\n");
+  }
+  out += "  time per step, mean over GPUs (ms)\n";
+  const auto cats = time_by_category(r);
+  for (const auto& [name, v] : cats.items()) {
+    out += "    " + name + std::string(16 - std::min<std::size_t>(15, name.size()), ' ') + fmt("%8.3f", v.get<double>() * 1e3) +
+           "  " + fmt("%5.1f", st.mean > 0 ? v.get<double>() / st.mean * 100.0 : 0.0) + "%\n";
+  }
+  return out;
+}
+
+}  // namespace ess
