@@ -867,6 +867,7 @@ void add_cost_command(CLI::App& app, CommandAction& action) {
   add_expert_alltoall_command(cost, action, /*dispatch=*/true);
   add_expert_alltoall_command(cost, action, /*dispatch=*/false);
   add_cost_routing_command(cost, action);
+  add_cost_prefill_command(cost, action);
 
   // Words that name no operation stay with `cost` (allow_extras is set after the operations so
   // that they do not inherit it: an unknown option of `cost gemm` is still gemm's error).

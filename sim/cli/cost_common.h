@@ -1,4 +1,4 @@
-// What the `ess-sim cost` subcommands share across their files (cmd_cost.cpp, cmd_cost_routing.cpp).
+// What the `ess-sim cost` subcommands share across their files (cmd_cost.cpp, cmd_cost_routing.cpp, cmd_cost_prefill.cpp).
 #pragma once
 
 #include <string>
@@ -15,5 +15,7 @@ namespace ess {
 
 // `cost routing` (cmd_cost_routing.cpp).
 void add_cost_routing_command(CLI::App* cost, CommandAction& action);
+// `cost prefill` (cmd_cost_prefill.cpp).
+void add_cost_prefill_command(CLI::App* cost, CommandAction& action);
 
 }  // namespace ess

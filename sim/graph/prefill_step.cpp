@@ -15,6 +15,13 @@ namespace ess {
 
 namespace {
 
+// Tokens per GPU routed one by one in each MoE pass; the rest follow their counts (step_blocks.h).
+// At 16,384 tokens per GPU (the LMSYS and DeepSeek prefill batch) routing them all takes ~7 s per
+// step of 32 GPUs; sampled, the per-GPU expert rows carry sqrt(T / 2048) ~ 2.8x the routing noise
+// they have (about 1.1% relative per GPU instead of 0.4% at EP32), which the slowest GPU feels.
+// tests/graph/prefill_step_test.cpp bounds the step-time difference against exact routing.
+constexpr std::int64_t kRoutedTokensPerPass = 2048;
+
 double as_double(std::int64_t v) { return static_cast<double>(v); }
 
 // Sum over i = 1..n of min(k, c + i): the entries the queries of a piece attend to under top-k.
@@ -185,7 +192,7 @@ void PrefillStepBuilder::add_pass(std::vector<GpuStepPlan>& gpus, const PrefillW
     if (blocks_.layer_kind(layer) == "dense" || !m_.moe) {
       common([&](std::vector<Segment>& out, int replica) { blocks_.add_dense_mlp(out, layer, T, replica); });
     } else {
-      blocks_.add_moe(gpus, layer, T, rng, dedup);
+      blocks_.add_moe(gpus, layer, T, rng, dedup, kRoutedTokensPerPass);
     }
   };
   common([&](std::vector<Segment>& out, int) { blocks_.add_embedding(out, T); });

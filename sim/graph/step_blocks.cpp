@@ -207,7 +207,8 @@ void StepBlocks::add_tp_moe(std::vector<GpuStepPlan>& gpus, int layer, std::int6
   }
 }
 
-void StepBlocks::add_moe(std::vector<GpuStepPlan>& gpus, int layer, std::int64_t T, Rng& rng, AlltoallDedup dedup) const {
+void StepBlocks::add_moe(std::vector<GpuStepPlan>& gpus, int layer, std::int64_t T, Rng& rng, AlltoallDedup dedup,
+                         std::int64_t max_routed) const {
   if (tp_ > 1) {
     add_tp_moe(gpus, layer, T, rng);
     return;
@@ -234,8 +235,11 @@ void StepBlocks::add_moe(std::vector<GpuStepPlan>& gpus, int layer, std::int64_t
   // Per node: the copies each GPU sends to each peer, once a token crosses to a remote node once
   // and to a GPU once (counted below); per copy they are the pairs.
   const bool per_node = dedup == AlltoallDedup::per_node;
+  // Tokens routed one by one per GPU and pass (at most max_routed, when given).
+  const std::int64_t routed = max_routed > 0 ? std::min(T, max_routed) : T;
   std::vector<double> moved;  // [src * ep + rank of dst in the group], per_node only
-  std::vector<std::int64_t> token_ranks;
+  std::vector<std::int64_t> rank_stamp;  // per rank of the group: the last token that reached it
+  std::vector<std::int64_t> node_stamp;  // per node of the group: the same
   std::vector<std::int64_t> rank_tokens;  // per src: tokens sent to each rank of the group
   std::vector<std::int64_t> node_tokens;  // per src: tokens sent to each node of the group
   const auto L = static_cast<std::size_t>(hw_.gpu.count);
@@ -244,7 +248,8 @@ void StepBlocks::add_moe(std::vector<GpuStepPlan>& gpus, int layer, std::int64_t
     moved.assign(G * E, 0.0);
     rank_tokens.assign(E, 0);
     node_tokens.assign(nodes, 0);
-    token_ranks.reserve(picked.size());
+    rank_stamp.assign(E, -1);
+    node_stamp.assign(nodes, -1);
   }
   // One drift draw per pass and EP group (the requests of a group are its own).
   std::optional<ExpertRouting::Pass> pass;
@@ -256,26 +261,26 @@ void StepBlocks::add_moe(std::vector<GpuStepPlan>& gpus, int layer, std::int64_t
     if (per_node) {
       std::fill(rank_tokens.begin(), rank_tokens.end(), 0);
       std::fill(node_tokens.begin(), node_tokens.end(), 0);
+      std::fill(rank_stamp.begin(), rank_stamp.end(), -1);
+      std::fill(node_stamp.begin(), node_stamp.end(), -1);
     }
-    for (std::int64_t tok = 0; tok < T; ++tok) {
+    for (std::int64_t tok = 0; tok < routed; ++tok) {
       pass->route(rng, picked);
       for (const std::int64_t e : picked) {
         ++to[rank_of[static_cast<std::size_t>(e)]];
         ++rows[e];
       }
       if (!per_node) continue;
-      token_ranks.clear();
-      for (const std::int64_t e : picked) token_ranks.push_back(static_cast<std::int64_t>(rank_of[static_cast<std::size_t>(e)]));
-      std::sort(token_ranks.begin(), token_ranks.end());
-      std::int64_t last_rank = -1;
-      std::int64_t last_node = -1;
-      for (const std::int64_t r : token_ranks) {
-        if (r == last_rank) continue;
-        last_rank = r;
-        ++rank_tokens[static_cast<std::size_t>(r)];
-        const std::int64_t n = nodes > 1 ? r / static_cast<std::int64_t>(L) : 0;
-        if (n != last_node) ++node_tokens[static_cast<std::size_t>(n)];
-        last_node = n;
+      // A rank (node) counts this token once: stamped with the token's number when first reached.
+      for (const std::int64_t e : picked) {
+        const std::size_t r = rank_of[static_cast<std::size_t>(e)];
+        if (rank_stamp[r] == tok) continue;
+        rank_stamp[r] = tok;
+        ++rank_tokens[r];
+        const std::size_t n = nodes > 1 ? r / L : 0;
+        if (node_stamp[n] == tok) continue;
+        node_stamp[n] = tok;
+        ++node_tokens[n];
       }
     }
     if (!per_node) continue;
@@ -295,6 +300,15 @@ void StepBlocks::add_moe(std::vector<GpuStepPlan>& gpus, int layer, std::int64_t
         moved[src * E + r] = copies;
       }
     }
+  }
+
+  // Sampled routing: each sampled token stands for T / routed tokens.
+  if (routed < T) {
+    const double scale = static_cast<double>(T) / static_cast<double>(routed);
+    const auto scaled = [scale](std::int64_t& n) { n = std::llround(static_cast<double>(n) * scale); };
+    std::for_each(pair_count.begin(), pair_count.end(), scaled);
+    std::for_each(expert_rows.begin(), expert_rows.end(), scaled);
+    for (double& m : moved) m *= scale;
   }
 
   // Dispatched tokens are fp8 with one fp32 scale per 128 values; combined outputs are bf16

@@ -69,7 +69,11 @@ class StepBlocks {
   void add_head(std::vector<Segment>& out, int layer, std::int64_t rows) const;
   void add_mtp_projection(std::vector<Segment>& out, int layer, std::int64_t tokens) const;
   // The MoE block of one layer for every GPU at once (the routing couples them); `tokens` per GPU.
-  void add_moe(std::vector<GpuStepPlan>& gpus, int layer, std::int64_t tokens, Rng& rng, AlltoallDedup dedup) const;
+  // `max_routed` > 0 (DP attention + EP only): each GPU routes at most that many of its tokens one by
+  // one and every count is scaled by tokens / routed (prefill: thousands of tokens per GPU, where
+  // routing each would dominate the run; prefill_step.h says what the sampling costs in accuracy).
+  void add_moe(std::vector<GpuStepPlan>& gpus, int layer, std::int64_t tokens, Rng& rng, AlltoallDedup dedup,
+               std::int64_t max_routed = 0) const;
 
  private:
   // The share of the SMs the normal (per_node) all-to-all kernels hold: engine.prefill_alltoall_sms

@@ -1,4 +1,4 @@
-// Simulated against measured: the public DeepSeek-V3 decode deployments of scenarios/measured/.
+// Simulated against measured: the public DeepSeek-V3 decode and prefill deployments of scenarios/measured/.
 // Each case runs its bundled scenario, prints simulated and measured step time with the error,
 // and fails when |error| rises above the ceiling stated in scenarios/measured/measured.csv.
 // The measured values are arithmetic on published throughputs (the CSV says how); the model is
@@ -70,7 +70,9 @@ void check_deployment(const std::string& name) {
 TEST_CASE("measured deployments: every row of measured.csv has its scenario and a test case") {
   const auto rows = read_measured();
   const std::vector<std::string> tested = {"ds-profile-h800-ep128", "sglang-h100-ep72-tbo", "sglang-h100-ep72-no-tbo",
-                                           "ds-online-h800-ep144"};
+                                           "ds-online-h800-ep144", "ds-profile-h800-ep32-prefill",
+                                           "sglang-h100-ep32-prefill-1k", "sglang-h100-ep32-prefill-2k",
+                                           "sglang-h100-ep32-prefill-4k", "sglang-h100-ep32-prefill-4k-balanced"};
   CHECK(rows.size() == tested.size());
   for (const auto& name : tested) {
     CHECK(rows.count(name) == 1);
@@ -82,3 +84,8 @@ TEST_CASE("measured deployments: ds-profile-h800-ep128") { check_deployment("ds-
 TEST_CASE("measured deployments: sglang-h100-ep72-tbo") { check_deployment("sglang-h100-ep72-tbo"); }
 TEST_CASE("measured deployments: sglang-h100-ep72-no-tbo") { check_deployment("sglang-h100-ep72-no-tbo"); }
 TEST_CASE("measured deployments: ds-online-h800-ep144") { check_deployment("ds-online-h800-ep144"); }
+TEST_CASE("measured prefill: ds-profile-h800-ep32-prefill") { check_deployment("ds-profile-h800-ep32-prefill"); }
+TEST_CASE("measured prefill: sglang-h100-ep32-prefill-1k") { check_deployment("sglang-h100-ep32-prefill-1k"); }
+TEST_CASE("measured prefill: sglang-h100-ep32-prefill-2k") { check_deployment("sglang-h100-ep32-prefill-2k"); }
+TEST_CASE("measured prefill: sglang-h100-ep32-prefill-4k") { check_deployment("sglang-h100-ep32-prefill-4k"); }
+TEST_CASE("measured prefill: sglang-h100-ep32-prefill-4k-balanced") { check_deployment("sglang-h100-ep32-prefill-4k-balanced"); }
