@@ -47,7 +47,7 @@ int print_prefill(const PrefillOptions& o, std::ostream& out) {
     Scenario s = base;
     s.serving.reset();
     s.cache.mode = CacheMode::gpu;  // prefill computes every prompt token's cache on the GPU
-    s.prefill = PrefillConfig{length, o.tokens_per_gpu > 0 ? o.tokens_per_gpu : length, o.steps};
+    s.prefill = PrefillConfig{length, 0, o.tokens_per_gpu > 0 ? o.tokens_per_gpu : length, o.steps};
     Simulation sim(s, SimulationOptions(o.steps, 0));
     const RunResult r = sim.run();
     rows.push_back(Row{length, s.prefill->tokens_per_gpu, step_stats(r.step_time).mean, prefill_tokens_per_s_per_gpu(s, r),

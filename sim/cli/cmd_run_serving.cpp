@@ -72,12 +72,19 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// The decode loop, after the prefill pool when prefill is disaggregated.
+ServingRun serve(const Scenario& s, const Prepared& p, const StepModel& model) {
+  if (!s.serving->prefill.disaggregated()) return run_serving(s, p.requests, model, p.memory);
+  const StepTable prefill = build_prefill_table(s, prefill_table_grid(s, p.requests));
+  return run_disaggregated(s, p.requests, model, p.memory, prefill);
+}
+
 }  // namespace
 
 int run_serving_scenario(const Scenario& s, const std::string& out_dir, bool json, std::ostream& out) {
   Prepared p = prepare(s);
   const StepModel model = build_step_model(s, p.memory, p.grid);
-  const ServingRun run = run_serving(s, p.requests, model, p.memory);
+  const ServingRun run = serve(s, p, model);
   const auto results = results_document(s, serving_json(s, run, model, p.memory));
   const std::string text = results.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   if (!out_dir.empty()) {
@@ -100,7 +107,7 @@ int bench_serving_scenario(const Scenario& s, bool json, std::ostream& out) {
   const StepModel model = build_step_model(s, p.memory, p.grid);
   const double table_s = seconds_since(t0);
   const auto t1 = std::chrono::steady_clock::now();
-  const ServingRun run = run_serving(s, p.requests, model, p.memory);
+  const ServingRun run = serve(s, p, model);
   const auto serving = serving_json(s, run, model, p.memory);
   const double loop_s = seconds_since(t1);
   const double total_s = seconds_since(t0);

@@ -214,6 +214,17 @@ ServingConfig read_serving(ObjectReader& r, const std::string& scenario_dir) {
     o.finish();
   }
   {
+    auto pf = r.object_or_empty("prefill");
+    auto& p = s.prefill;
+    p.mode = pf.choice_or("mode", kPrefillModes, "none");
+    if (p.disaggregated()) {
+      p.instances = static_cast<int>(pf.integer("instances", Range::closed(1, 4096)));
+      p.nodes_per_instance = static_cast<int>(pf.integer_or("nodes_per_instance", Range::closed(1, 1024), 1));
+      p.tokens_per_gpu = pf.integer_or("tokens_per_gpu", Range::closed(1, 1048576), 16384);
+    }
+    pf.finish();
+  }
+  {
     auto t = r.object_or_empty("table");
     s.table.batches = read_grid(t, "batches", static_cast<double>(kMaxBatchPerGpu));
     s.table.contexts = read_grid(t, "contexts", kMaxTokens);

@@ -81,6 +81,23 @@ struct CostConfig {
   [[nodiscard]] bool any() const { return gpu_hour_usd || host_dram_gb_hour_usd || energy_kwh_usd; }
 };
 
+// Where the prompts are prefilled (sim/serving/prefill_pool.h).
+//   none          the requests arrive prefilled, their caches already on the decode GPUs: TTFT
+//                 leaves out prefill and the cache transfer (what serving runs did before).
+//   disaggregated `instances` prefill instances of `nodes_per_instance` nodes each, of the scenario's
+//                 hardware, model and engine (attention DP and EP over the instance's GPUs, the
+//                 scenario's execution), `tokens_per_gpu` prompt tokens per GPU per step; each
+//                 request's cache then crosses the network to its decode GPU (ESS: the full latent
+//                 cache to pinned host memory, the pool loaded from the prefill's last selections).
+inline const std::vector<std::string> kPrefillModes = {"none", "disaggregated"};
+struct PrefillPoolConfig {
+  std::string mode = "none";
+  int instances = 0;
+  int nodes_per_instance = 1;
+  std::int64_t tokens_per_gpu = 16384;
+  [[nodiscard]] bool disaggregated() const { return mode == "disaggregated"; }
+};
+
 struct ServingConfig {
   Seconds duration;     // arrivals during [0, duration)
   Seconds drain_limit;  // after it, at most this long for the requests still in flight
@@ -90,6 +107,7 @@ struct ServingConfig {
   SloConfig slo;
   StepTableConfig table;
   CostConfig cost;
+  PrefillPoolConfig prefill;
 };
 
 // Reads the "serving" object. `scenario_dir` resolves a relative trace path. ConfigError on any

@@ -131,7 +131,7 @@ RunResult Simulation::run_prefill() {
   shape_result(result, builder);
   // Every replica runs the same prompts: tokens_per_gpu per GPU, shared by a TP replica's GPUs.
   const std::vector<PrefillPiece> pieces =
-      whole_prompts(p.tokens_per_gpu * scenario_.parallelism.tensor_parallel, p.prompt_length);
+      whole_prompts(p.tokens_per_gpu * scenario_.parallelism.tensor_parallel, p.prompt_length, p.cached_tokens);
   PlanCache plans([&builder, &pieces](int step, Rng& rng) { return builder.build(step, pieces, rng); }, scenario_.seed,
                   result.gpus);
   // Price the first step before the engine starts: a cost model that cannot price an operator

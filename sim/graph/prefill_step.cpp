@@ -68,10 +68,12 @@ std::vector<std::vector<PrefillPiece>> split_in_two(std::span<const PrefillPiece
   return lanes;
 }
 
-std::vector<PrefillPiece> whole_prompts(std::int64_t tokens, std::int64_t prompt_length) {
+std::vector<PrefillPiece> whole_prompts(std::int64_t tokens, std::int64_t prompt_length, std::int64_t cached) {
   if (tokens < 1 || prompt_length < 1) throw std::invalid_argument("whole_prompts: tokens and prompt_length must be >= 1");
-  std::vector<PrefillPiece> pieces(static_cast<std::size_t>(tokens / prompt_length), PrefillPiece{prompt_length, 0});
-  if (tokens % prompt_length > 0) pieces.push_back({tokens % prompt_length, 0});
+  if (cached < 0 || cached >= prompt_length) throw std::invalid_argument("whole_prompts: cached must be in [0, prompt_length)");
+  const std::int64_t fresh = prompt_length - cached;
+  std::vector<PrefillPiece> pieces(static_cast<std::size_t>(tokens / fresh), PrefillPiece{fresh, cached});
+  if (tokens % fresh > 0) pieces.push_back({tokens % fresh, cached});
   return pieces;
 }
 

@@ -57,8 +57,9 @@ struct PrefillWork {
 [[nodiscard]] std::vector<std::vector<PrefillPiece>> split_in_two(std::span<const PrefillPiece> pieces);
 
 // The pieces of a standalone prefill step of `tokens` new tokens (per replica) from prompts of
-// `prompt_length` tokens: whole prompts, then what is left as the start of one more prompt.
-[[nodiscard]] std::vector<PrefillPiece> whole_prompts(std::int64_t tokens, std::int64_t prompt_length);
+// `prompt_length` tokens of which `cached` are already in the cache: whole prompts (each
+// prompt_length - cached new tokens after `cached`), then what is left as the start of one more.
+[[nodiscard]] std::vector<PrefillPiece> whole_prompts(std::int64_t tokens, std::int64_t prompt_length, std::int64_t cached = 0);
 
 class PrefillStepBuilder {
  public:

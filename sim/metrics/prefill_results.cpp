@@ -12,7 +12,8 @@ namespace {
 
 // The pieces one replica runs each step (whole prompts, then the start of one more).
 std::vector<PrefillPiece> replica_pieces(const Scenario& s) {
-  return whole_prompts(s.prefill->tokens_per_gpu * s.parallelism.tensor_parallel, s.prefill->prompt_length);
+  return whole_prompts(s.prefill->tokens_per_gpu * s.parallelism.tensor_parallel, s.prefill->prompt_length,
+                       s.prefill->cached_tokens);
 }
 
 }  // namespace

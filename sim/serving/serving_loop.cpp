@@ -231,4 +231,29 @@ ServingRun run_serving(const Scenario& s, const std::vector<Request>& requests, 
   return run;
 }
 
+ServingRun run_disaggregated(const Scenario& s, const std::vector<Request>& requests, const StepModel& model,
+                             const ServingMemory& memory, const StepTable& prefill_table) {
+  PrefillPoolRun pool = run_prefill_pool(s, requests, prefill_table, memory);
+  std::vector<std::size_t> order(requests.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return pool.requests[a].ready < pool.requests[b].ready; });
+  std::vector<Request> ready;
+  ready.reserve(requests.size());
+  for (const std::size_t i : order) {
+    Request r = requests[i];
+    r.arrival = pool.requests[i].ready;
+    ready.push_back(r);
+  }
+  ServingRun run = run_serving(s, ready, model, memory);
+  std::vector<RequestOutcome> outcomes(requests.size());
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    outcomes[order[k]] = run.requests[k];
+    outcomes[order[k]].request.arrival = requests[order[k]].arrival;
+  }
+  run.requests = std::move(outcomes);
+  run.prefill = std::move(pool);
+  return run;
+}
+
 }  // namespace ess

@@ -27,6 +27,7 @@
 #include "sim/config/scenario.h"
 #include "sim/serving/arrivals.h"
 #include "sim/serving/controller.h"
+#include "sim/serving/prefill_pool.h"
 #include "sim/serving/serving_memory.h"
 #include "sim/serving/step_table.h"
 
@@ -72,7 +73,16 @@ struct ServingRun {
   double host_peak = 0.0;              // bytes, the fullest socket's offloaded latent cache
   double hbm_peak = 0.0;               // bytes, the fullest GPU's caches
   std::int64_t blocked_by_memory_steps = 0;  // steps whose queue head waited for memory
+  // Disaggregated prefill (serving.prefill): the prefill side of every request, as `requests`
+  // (whose arrival is then the request's own, before prefill; the decode loop saw it at `ready`).
+  std::optional<PrefillPoolRun> prefill;
 };
+
+// A disaggregated run: the prefill pool first, then the decode loop on the requests as they become
+// ready (sorted by ready time; ids and so accepted tokens unchanged), outcomes back in arrival order
+// with their own arrival times, so TTFT and E2E latency include prefill and the cache transfer.
+[[nodiscard]] ServingRun run_disaggregated(const Scenario& s, const std::vector<Request>& requests, const StepModel& model,
+                                           const ServingMemory& memory, const StepTable& prefill_table);
 
 // `gpus`: the scenario's GPUs (attention data parallelism, tensor_parallel 1).
 [[nodiscard]] ServingRun run_serving(const Scenario& s, const std::vector<Request>& requests, const StepModel& model,

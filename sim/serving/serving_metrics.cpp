@@ -106,6 +106,37 @@ Distribution weighted_distribution(std::vector<std::pair<double, double>> vw) {
   return d;
 }
 
+nlohmann::ordered_json prefill_json(const Scenario& s, const ServingRun& run, double duration) {
+  const PrefillPoolConfig& cfg = s.serving->prefill;
+  if (!run.prefill) {
+    return {{"mode", cfg.mode}, {"note", "requests arrive prefilled: TTFT and E2E latency leave out prefill and the cache transfer"}};
+  }
+  const PrefillPoolRun& pf = *run.prefill;
+  std::vector<double> wait;
+  std::vector<double> compute;
+  std::vector<double> transfer;
+  double bytes = 0.0;
+  for (std::size_t i = 0; i < pf.requests.size(); ++i) {
+    const PrefillOutcome& o = pf.requests[i];
+    wait.push_back(o.start - run.requests[i].request.arrival);
+    compute.push_back(o.end - o.start);
+    transfer.push_back(o.transfer_s);
+    bytes += o.transfer_bytes;
+  }
+  const double capacity = static_cast<double>(cfg.instances) * duration;
+  return {{"mode", cfg.mode},
+          {"instances", cfg.instances},
+          {"nodes_per_instance", cfg.nodes_per_instance},
+          {"gpus", cfg.instances * pf.gpus_per_instance},
+          {"tokens_per_gpu", cfg.tokens_per_gpu},
+          {"steps", pf.steps},
+          {"busy_share", capacity > 0 ? pf.busy_s / capacity : 0.0},
+          {"wait_s", to_json(distribution(wait))},
+          {"prefill_s", to_json(distribution(compute))},
+          {"transfer_s", to_json(distribution(transfer))},
+          {"transfer_bytes_mean", pf.requests.empty() ? 0.0 : bytes / static_cast<double>(pf.requests.size())}};
+}
+
 nlohmann::ordered_json serving_json(const Scenario& s, const ServingRun& run, const StepModel& model,
                                     const ServingMemory& memory) {
   const ServingConfig& cfg = *s.serving;
@@ -118,9 +149,13 @@ nlohmann::ordered_json serving_json(const Scenario& s, const ServingRun& run, co
   double output_completed = 0.0;
   double input_completed = 0.0;
   double generated = 0.0;
-  for (const auto& r : run.requests) {
+  const PrefillPoolRun* pf = run.prefill ? &*run.prefill : nullptr;
+  for (std::size_t i = 0; i < run.requests.size(); ++i) {
+    const auto& r = run.requests[i];
     generated += static_cast<double>(r.generated);
-    if (r.admitted >= 0.0) wait.push_back(r.admitted - r.request.arrival);
+    // The wait for decode admission: from the request's arrival, or from when its prefilled cache
+    // reached the decode node.
+    if (r.admitted >= 0.0) wait.push_back(r.admitted - (pf ? pf->requests[i].ready : r.request.arrival));
     if (!r.completed()) continue;
     ++completed;
     output_completed += static_cast<double>(r.generated);
@@ -165,6 +200,9 @@ nlohmann::ordered_json serving_json(const Scenario& s, const ServingRun& run, co
   }
   const double duration = run.end_time;
   const double nodes = s.hardware.nodes;
+  // GPUs of the run: the decode node(s), and the prefill instances when prefill is disaggregated.
+  const int prefill_gpus = pf ? s.serving->prefill.instances * pf->gpus_per_instance : 0;
+  const int all_gpus = s.hardware.total_gpus() + prefill_gpus;
   const auto per_s = [&](double x) { return duration > 0 ? x / duration : 0.0; };
 
   nlohmann::ordered_json j;
@@ -185,7 +223,8 @@ nlohmann::ordered_json serving_json(const Scenario& s, const ServingRun& run, co
   j["throughput"] = {{"output_tokens_per_s", per_s(output_completed)},
                      {"requests_per_s", per_s(static_cast<double>(completed))},
                      {"input_tokens_per_s", per_s(input_completed)},
-                     {"output_tokens_per_s_per_gpu", per_s(output_completed) / s.hardware.total_gpus()}};
+                     {"output_tokens_per_s_per_gpu", per_s(output_completed) / all_gpus}};
+  j["prefill"] = prefill_json(s, run, duration);
   const auto slo_value = [](const std::optional<Seconds>& v) {
     return v ? nlohmann::ordered_json(v->value()) : nlohmann::ordered_json(nullptr);
   };
@@ -237,13 +276,21 @@ nlohmann::ordered_json serving_json(const Scenario& s, const ServingRun& run, co
                      {"trajectory", {{"columns", {"time_s", "cap", "window_p99_s"}}, {"rows", traj}}}};
 
   nlohmann::ordered_json e;
-  if (const auto& p = s.hardware.gpu.power; p && run.energy) {
+  // Prefill GPUs draw busy power while their instance steps (compute-bound: utilisation 1) and idle
+  // power otherwise, over the run's duration.
+  std::optional<double> energy = run.energy;
+  if (const auto& p = s.hardware.gpu.power; p && energy && pf) {
+    const double instance_s = static_cast<double>(s.serving->prefill.instances) * duration;
+    *energy += pf->gpus_per_instance * (pf->busy_s * p->busy.value() + std::max(0.0, instance_s - pf->busy_s) * p->idle.value());
+  }
+  if (const auto& p = s.hardware.gpu.power; p && energy) {
     e["gpu_idle_w"] = p->idle.value();
     e["gpu_busy_w"] = p->busy.value();
     e["utilization_mean"] = busy_time > 0 ? util_time / busy_time : 0.0;
-    e["energy_j"] = *run.energy;
-    e["mean_power_w"] = duration > 0 ? *run.energy / duration : 0.0;
-    e["per_output_token_j"] = generated > 0 ? *run.energy / generated : 0.0;
+    e["energy_j"] = *energy;
+    e["prefill_included"] = pf != nullptr;
+    e["mean_power_w"] = duration > 0 ? *energy / duration : 0.0;
+    e["per_output_token_j"] = generated > 0 ? *energy / generated : 0.0;
   } else {
     e = nullptr;
   }
@@ -262,12 +309,12 @@ nlohmann::ordered_json serving_json(const Scenario& s, const ServingRun& run, co
       bill[name] = {{"quantity", quantity}, {"unit", unit}, {"price_usd", *unit_price}, {"usd", usd}};
       total += usd;
     };
-    item("gpus", price.gpu_hour_usd, hours * s.hardware.total_gpus(), "GPU-hours");
+    item("gpus", price.gpu_hour_usd, hours * all_gpus, "GPU-hours");
     item("host_dram", price.host_dram_gb_hour_usd, hours * host_gb, "GB-hours");
-    if (price.energy_kwh_usd && !run.energy) {
+    if (price.energy_kwh_usd && !energy) {
       throw ConfigError(s.origin, "/serving/cost/energy_kwh_usd", "an energy price needs the GPUs' power (hardware.gpu.power)");
     }
-    item("energy", price.energy_kwh_usd, run.energy ? *run.energy / 3.6e6 : 0.0, "kWh");
+    item("energy", price.energy_kwh_usd, energy ? *energy / 3.6e6 : 0.0, "kWh");
     const double rps = per_s(static_cast<double>(completed));
     nlohmann::ordered_json c;
     c["items"] = bill;
@@ -320,7 +367,19 @@ std::string serving_table(const Scenario& s, const nlohmann::ordered_json& j) {
          (s.cache.mode == CacheMode::offload ? "ESS offload" : "GPU-only cache") + ")\n";
   line("requests (completed / arrived)", num("%.0f", get(j, {"requests", "completed"})) + " / " + num("%.0f", get(j, {"requests", "arrived"})));
   line("run time (to the last completion)", num("%.1f s", get(j, {"duration_s"})));
-  line("TTFT mean / p99", ms(get(j, {"ttft_s", "mean"})) + " / " + ms(get(j, {"ttft_s", "p99"})));
+  const auto& pf = j.at("prefill");
+  if (pf.contains("instances")) {
+    line("prefill (disaggregated)", num("%.0f", get(pf, {"instances"})) + " instance(s) of " +
+                                        num("%.0f", get(pf, {"nodes_per_instance"})) + " node(s), " +
+                                        num("%.0f%% busy", 100.0 * get(pf, {"busy_share"})) + "; wait / prefill / transfer mean " +
+                                        ms(get(pf, {"wait_s", "mean"})) + " / " + ms(get(pf, {"prefill_s", "mean"})) + " / " +
+                                        ms(get(pf, {"transfer_s", "mean"})));
+    line("TTFT mean / p99", ms(get(j, {"ttft_s", "mean"})) + " / " + ms(get(j, {"ttft_s", "p99"})) +
+                                " (prefill, cache transfer and first decode step)");
+  } else {
+    line("TTFT mean / p99", ms(get(j, {"ttft_s", "mean"})) + " / " + ms(get(j, {"ttft_s", "p99"})) +
+                                " (prefill not simulated: serving.prefill.mode none)");
+  }
   line("TPOT mean / p99", ms(get(j, {"tpot_s", "mean"})) + " / " + ms(get(j, {"tpot_s", "p99"})));
   line("ITL mean / p99 (per chunk)", ms(get(j, {"itl_s", "mean"})) + " / " + ms(get(j, {"itl_s", "p99"})));
   line("E2E latency mean / p99", num("%.2f s", get(j, {"e2el_s", "mean"})) + " / " + num("%.2f s", get(j, {"e2el_s", "p99"})));

@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "sim/engine/simulation.h"
+#include "sim/serving/prefill_pool.h"
 
 namespace ess {
 
@@ -128,6 +129,45 @@ StepModel build_step_model(const Scenario& s, const ServingMemory& memory, const
     m.gpu = table(false);
   }
   return m;
+}
+
+TableGrid prefill_table_grid(const Scenario& s, const std::vector<Request>& requests) {
+  constexpr std::int64_t kFewestTokens = 256;
+  constexpr double kPromptRatio = 2.0;  // neighbouring prompt lengths at most this far apart
+  TableGrid g;
+  const std::int64_t budget = s.serving->prefill.tokens_per_gpu;
+  for (std::int64_t n = std::min(kFewestTokens, budget); n < budget; n *= 2) g.batches.push_back(n);
+  g.batches.push_back(budget);
+  std::int64_t lo = 0;
+  std::int64_t hi = 0;
+  for (const auto& r : requests) {
+    lo = lo == 0 ? r.prompt_tokens : std::min(lo, r.prompt_tokens);
+    hi = std::max(hi, r.prompt_tokens);
+  }
+  if (requests.empty()) lo = hi = 1;
+  const auto steps = static_cast<int>(std::ceil(std::log(static_cast<double>(hi) / static_cast<double>(lo)) / std::log(kPromptRatio)));
+  g.contexts.push_back(lo);
+  for (int k = 1; k < steps; ++k) {
+    const auto p = static_cast<std::int64_t>(std::llround(static_cast<double>(lo) * std::pow(static_cast<double>(hi) / static_cast<double>(lo),
+                                                                                             static_cast<double>(k) / steps)));
+    if (p > g.contexts.back() && p < hi) g.contexts.push_back(p);
+  }
+  if (hi > g.contexts.back()) g.contexts.push_back(hi);
+  return g;
+}
+
+StepTable build_prefill_table(const Scenario& s, const TableGrid& grid) {
+  std::vector<StepPoint> points;
+  points.reserve(grid.batches.size() * grid.contexts.size());
+  for (const std::int64_t tokens : grid.batches) {
+    for (const std::int64_t prompt : grid.contexts) {
+      const Scenario instance = prefill_instance_scenario(s, tokens, prompt);
+      Simulation sim(instance, SimulationOptions(1, 0));
+      const RunResult r = sim.run();
+      points.push_back(StepPoint{r.step_time.at(0), 1.0});
+    }
+  }
+  return StepTable(grid.batches, grid.contexts, std::move(points));
 }
 
 }  // namespace ess

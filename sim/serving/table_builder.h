@@ -45,4 +45,11 @@ struct TableGrid {
 // private temporary directory, removed afterwards.
 [[nodiscard]] StepModel build_step_model(const Scenario& s, const ServingMemory& memory, const TableGrid& grid);
 
+// The prefill step table of a disaggregated run (prefill_pool.h): step time at (tokens per GPU,
+// prompt length) of one prefill instance, one Simulation step per point. Tokens: 256, 512, ... up
+// to serving.prefill.tokens_per_gpu (and it); prompt lengths: the shortest and longest prompt and
+// geometric points between them at most a factor 2 apart.
+[[nodiscard]] TableGrid prefill_table_grid(const Scenario& s, const std::vector<Request>& requests);
+[[nodiscard]] StepTable build_prefill_table(const Scenario& s, const TableGrid& grid);
+
 }  // namespace ess

@@ -50,7 +50,9 @@ TEST_CASE("serving cost: the bill at the user's prices, per million output token
   const auto j = nlohmann::json::parse(test::read_file(std::filesystem::path(out) / "results.json"))["serving"];
   const double hours = j["duration_s"].get<double>() / 3600.0;
   const auto& c = j["cost"];
-  CHECK(c["items"]["gpus"]["usd"].get<double>() == Approx(3.5 * 8 * hours));
+  // The decode node and the prefill instances (serving.prefill: 8 instances of 8 GPUs).
+  CHECK(j["prefill"]["gpus"] == 64);
+  CHECK(c["items"]["gpus"]["usd"].get<double>() == Approx(3.5 * (8 + 64) * hours));
   CHECK(c["items"]["energy"]["usd"].get<double>() == Approx(0.12 * j["energy"]["energy_j"].get<double>() / 3.6e6));
   CHECK_FALSE(c["items"].contains("host_dram"));  // not priced
   const double total = c["total_usd"].get<double>();

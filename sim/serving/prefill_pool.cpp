@@ -1,0 +1,188 @@
+#include "sim/serving/prefill_pool.h"
+
+#include <algorithm>
+#include <deque>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "sim/config/config_error.h"
+
+namespace ess {
+
+namespace {
+
+// A request's prompt tokens still to prefill on its GPU.
+struct Work {
+  std::size_t request = 0;
+  std::int64_t left = 0;
+};
+
+struct Gpu {
+  std::deque<Work> work;
+  std::int64_t pending = 0;
+};
+
+struct Instance {
+  std::vector<Gpu> gpus;
+  double free_at = 0.0;  // when its current step ends (or it became idle)
+  [[nodiscard]] bool has_work() const {
+    return std::any_of(gpus.begin(), gpus.end(), [](const Gpu& g) { return g.pending > 0; });
+  }
+};
+
+}  // namespace
+
+Scenario prefill_instance_scenario(const Scenario& serving, std::int64_t tokens, std::int64_t prompt) {
+  const PrefillPoolConfig& cfg = serving.serving->prefill;
+  Scenario s = serving;
+  s.serving.reset();
+  s.cache.mode = CacheMode::gpu;  // prefill computes the whole cache on the GPU
+  s.hardware.nodes = cfg.nodes_per_instance;
+  const int gpus = s.hardware.total_gpus();
+  s.parallelism.attention_dp = gpus;
+  s.parallelism.tensor_parallel = 1;
+  if (s.model.moe) {
+    s.parallelism.expert_parallel = gpus;
+    const std::int64_t slots = s.model.moe->routed_experts + s.parallelism.redundant_experts;
+    if (slots % gpus != 0) {
+      throw ConfigError(serving.origin, "/serving/prefill/nodes_per_instance",
+                        "a prefill instance of " + std::to_string(cfg.nodes_per_instance) + " node(s) has " + std::to_string(gpus) +
+                            " GPUs, which do not divide the " + std::to_string(slots) +
+                            " physical experts (routed + parallelism.redundant_experts) of its expert parallelism");
+    }
+  }
+  const PrefillTablePoint point = prefill_table_point(tokens, prompt);
+  s.prefill = PrefillConfig{point.prompt_length, point.cached, tokens, 1};
+  return s;
+}
+
+PrefillTablePoint prefill_table_point(std::int64_t tokens, std::int64_t prompt) {
+  if (tokens < 1 || prompt < 1) throw std::invalid_argument("prefill_table_point: tokens and prompt must be >= 1");
+  if (tokens >= prompt) return {prompt, 0};
+  const std::int64_t cached = (prompt - tokens) / 2;
+  return {cached + tokens, cached};
+}
+
+CacheTransfer cache_transfer(const Scenario& s, const ServingMemory& memory, std::int64_t prompt_tokens) {
+  CacheTransfer t;
+  if (memory.offload()) {
+    // ESS: the whole latent cache into pinned host memory and the GPU's share (pool, indexer cache)
+    // onto the GPU, both over the decode GPU's NIC.
+    const Footprint f = memory.offloaded(prompt_tokens);
+    t.bytes = f.host + f.hbm;
+  } else {
+    t.bytes = memory.gpu_only(prompt_tokens).hbm;
+  }
+  t.seconds = s.hardware.network.latency.value() + t.bytes / s.hardware.network.bandwidth_per_gpu.value();
+  return t;
+}
+
+PrefillPoolRun run_prefill_pool(const Scenario& s, const std::vector<Request>& requests, const StepTable& table,
+                                const ServingMemory& memory) {
+  if (!s.serving || !s.serving->prefill.disaggregated()) {
+    throw std::logic_error("run_prefill_pool: the scenario has no disaggregated prefill");
+  }
+  const PrefillPoolConfig& cfg = s.serving->prefill;
+  const int per_instance = cfg.nodes_per_instance * s.hardware.gpu.count;
+  const std::int64_t budget = cfg.tokens_per_gpu;
+  PrefillPoolRun run;
+  run.gpus_per_instance = per_instance;
+  run.requests.assign(requests.size(), PrefillOutcome{});
+  std::vector<Instance> instances(static_cast<std::size_t>(cfg.instances));
+  for (auto& inst : instances) inst.gpus.resize(static_cast<std::size_t>(per_instance));
+
+  // The step of one instance that starts at `t`: every GPU takes up to `budget` tokens.
+  const auto step = [&](Instance& inst, double t) {
+    std::int64_t most = 0;
+    double prompts = 0.0;
+    std::int64_t pieces = 0;
+    std::vector<std::size_t> finished;
+    for (std::size_t g = 0; g < inst.gpus.size(); ++g) {
+      Gpu& gpu = inst.gpus[g];
+      std::int64_t room = budget;
+      std::int64_t taken = 0;
+      for (auto it = gpu.work.begin(); it != gpu.work.end() && room > 0; ++it) {
+        const std::int64_t n = std::min(room, it->left);
+        if (run.requests[it->request].start < 0) run.requests[it->request].start = t;
+        it->left -= n;
+        room -= n;
+        taken += n;
+        prompts += static_cast<double>(requests[it->request].prompt_tokens);
+        ++pieces;
+        if (it->left == 0) finished.push_back(it->request);
+      }
+      while (!gpu.work.empty() && gpu.work.front().left == 0) gpu.work.pop_front();
+      gpu.pending -= taken;
+      most = std::max(most, taken);
+    }
+    const double time = table.at(static_cast<double>(most), prompts / static_cast<double>(pieces)).time;
+    if (!(time > 0.0)) throw std::logic_error("prefill pool: a step of " + std::to_string(most) + " tokens took no time");
+    const double end = t + time;
+    for (const std::size_t r : finished) {
+      PrefillOutcome& o = run.requests[r];
+      o.end = end;
+      const CacheTransfer c = cache_transfer(s, memory, requests[r].prompt_tokens);
+      o.transfer_s = c.seconds;
+      o.transfer_bytes = c.bytes;
+      o.ready = end + c.seconds;
+    }
+    inst.free_at = end;
+    run.busy_s += time;
+    ++run.steps;
+    run.end_time = std::max(run.end_time, end);
+  };
+
+  std::size_t next = 0;
+  while (true) {
+    // The instance whose next step starts first: a stepping instance with work continues at its
+    // step's end; an idle one has nothing to do until an arrival.
+    std::size_t soonest = instances.size();
+    double soonest_t = std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < instances.size(); ++i) {
+      if (instances[i].has_work() && instances[i].free_at < soonest_t) {
+        soonest = i;
+        soonest_t = instances[i].free_at;
+      }
+    }
+    const bool arrival_first = next < requests.size() && requests[next].arrival <= soonest_t;
+    if (!arrival_first && soonest == instances.size()) break;
+    if (arrival_first) {
+      const Request& r = requests[next];
+      // Join the GPU with the fewest pending tokens; among those, the instance free soonest (an idle
+      // one before one with a step in flight); then the lowest instance and GPU.
+      std::size_t best_i = 0;
+      std::size_t best_g = 0;
+      std::int64_t best = std::numeric_limits<std::int64_t>::max();
+      double best_start = std::numeric_limits<double>::infinity();
+      for (std::size_t i = 0; i < instances.size(); ++i) {
+        const double start = std::max(instances[i].free_at, r.arrival);
+        for (std::size_t g = 0; g < instances[i].gpus.size(); ++g) {
+          const std::int64_t pending = instances[i].gpus[g].pending;
+          if (pending < best || (pending == best && start < best_start)) {
+            best = pending;
+            best_start = start;
+            best_i = i;
+            best_g = g;
+          }
+        }
+      }
+      Instance& inst = instances[best_i];
+      // An idle instance starts its next step when this request arrives.
+      if (!inst.has_work()) inst.free_at = std::max(inst.free_at, r.arrival);
+      inst.gpus[best_g].work.push_back({next, r.prompt_tokens});
+      inst.gpus[best_g].pending += r.prompt_tokens;
+      run.requests[next].instance = static_cast<int>(best_i);
+      run.requests[next].gpu = static_cast<int>(best_g);
+      ++next;
+      continue;
+    }
+    step(instances[soonest], soonest_t);
+  }
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    if (run.requests[i].ready < 0) throw std::logic_error("prefill pool: request " + std::to_string(requests[i].id) + " never finished");
+  }
+  return run;
+}
+
+}  // namespace ess

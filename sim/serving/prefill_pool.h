@@ -1,0 +1,81 @@
+// The prefill side of a disaggregated serving run (serving.prefill.mode "disaggregated"): prefill
+// instances run the prompts in steps priced by a prefill step table, and each request's cache then
+// crosses the network to the decode node. Pure (no SimGrid): the table comes from table_builder.h.
+//
+// The model:
+//  - `instances` instances of the serving scenario's model, engine and execution, each on
+//    `nodes_per_instance` nodes of its hardware, attention data parallelism and expert parallelism
+//    over the instance's GPUs (prefill_instance_scenario);
+//  - a request goes, when it arrives, to the GPU with the fewest prompt tokens waiting over every
+//    instance (ties: the instance free soonest, so an idle one before one with a step in flight;
+//    then the lowest instance and GPU), and stays there;
+//  - an instance runs a step whenever one of its GPUs has work: each GPU takes up to tokens_per_gpu
+//    tokens of its requests in arrival order (a longer prompt continues in the next steps with its
+//    first part cached: chunked prefill); the step lasts the table's time at (the most tokens on any
+//    of its GPUs, the mean prompt length of the step's requests), all GPUs waiting for the slowest at
+//    the MoE all-to-alls;
+//  - a request's prefill ends with the step that computes its last token; its cache then moves to
+//    its decode GPU uncontended, at network.latency + bytes / network.bandwidth_per_gpu: the latent
+//    (or KV) and indexer caches of its prompt, and under ESS the GPU pool loaded from the prefill's
+//    last selections besides the whole latent cache written to pinned host memory (cache_transfer);
+//  - the request then joins the decode queue (serving_loop.h), whose admission and first decode step
+//    follow: TTFT = prefill wait + prefill + transfer + decode wait + first decode step.
+// Not modelled: the decode side pushing back on prefill (KV memory of requests waiting for decode),
+// contention of the transfers with each other and with the decode all-to-all, prefix caching.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "sim/config/scenario.h"
+#include "sim/graph/prefill_step.h"
+#include "sim/serving/arrivals.h"
+#include "sim/serving/serving_memory.h"
+#include "sim/serving/step_table.h"
+
+namespace ess {
+
+// One prefill instance as a standalone prefill scenario (hardware.nodes = nodes_per_instance, DP
+// attention and EP over its GPUs, the serving scenario's execution); `tokens` and `prompt` set its
+// prefill section to one table point (table_point_pieces).
+[[nodiscard]] Scenario prefill_instance_scenario(const Scenario& serving, std::int64_t tokens, std::int64_t prompt);
+
+// The table point (tokens per GPU, prompt length): whole prompts when tokens >= prompt, else one
+// chunk of `tokens` at the prompt's mean cached offset ((prompt - tokens) / 2), the average chunk of
+// a prompt prefilled tokens at a time.
+struct PrefillTablePoint {
+  std::int64_t prompt_length = 0;  // total tokens of each piece's request after the step
+  std::int64_t cached = 0;
+};
+[[nodiscard]] PrefillTablePoint prefill_table_point(std::int64_t tokens, std::int64_t prompt);
+
+// What a request's cache moves from its prefill GPU to its decode GPU.
+struct CacheTransfer {
+  double bytes = 0.0;
+  double seconds = 0.0;
+};
+[[nodiscard]] CacheTransfer cache_transfer(const Scenario& s, const ServingMemory& memory, std::int64_t prompt_tokens);
+
+struct PrefillOutcome {
+  int instance = -1;
+  int gpu = -1;            // within the instance
+  double start = -1.0;     // its first step's start
+  double end = -1.0;       // its last step's end
+  double ready = -1.0;     // end + transfer: when it joins the decode queue
+  double transfer_s = 0.0;
+  double transfer_bytes = 0.0;
+};
+
+struct PrefillPoolRun {
+  std::vector<PrefillOutcome> requests;  // as the input requests
+  std::int64_t steps = 0;
+  double busy_s = 0.0;  // instance-seconds stepping, summed over instances
+  double end_time = 0.0;
+  int gpus_per_instance = 0;
+};
+
+// `table`: prefill step time at (tokens per GPU, prompt length). Requests in arrival order.
+[[nodiscard]] PrefillPoolRun run_prefill_pool(const Scenario& s, const std::vector<Request>& requests, const StepTable& table,
+                                              const ServingMemory& memory);
+
+}  // namespace ess
