@@ -10,9 +10,11 @@
 #include "sim/cli/commands.h"
 #include "sim/config/config_error.h"
 #include "sim/io/atomic_file.h"
+#include "sim/engine/simulation.h"
 #include "sim/io/sha256.h"
 #include "sim/metrics/results.h"
 #include "sim/serving/arrivals.h"
+#include "sim/serving/prefill_pool.h"
 #include "sim/serving/serving_loop.h"
 #include "sim/serving/serving_memory.h"
 #include "sim/serving/serving_metrics.h"
@@ -101,16 +103,47 @@ int run_serving_scenario(const Scenario& s, const std::string& out_dir, bool jso
   return 0;
 }
 
+namespace {
+
+// The prefill table's interpolation error: direct prefill steps at the midpoints between
+// consecutive token grid points, at the middle prompt length (not part of the timed run).
+nlohmann::ordered_json prefill_checks(const Scenario& s, const StepTable& table, double& worst) {
+  nlohmann::ordered_json checks = nlohmann::ordered_json::array();
+  const auto& ts = table.batches();
+  const auto& ls = table.contexts();
+  const std::int64_t prompt = (ls.front() + ls.back()) / 2;
+  for (std::size_t i = 0; i + 1 < ts.size(); ++i) {
+    const std::int64_t tokens = (ts[i] + ts[i + 1]) / 2;
+    const double predicted = table.at(static_cast<double>(tokens), static_cast<double>(prompt)).time;
+    const Scenario instance = prefill_instance_scenario(s, tokens, prompt);  // Simulation keeps a reference
+    Simulation sim(instance, SimulationOptions(1, 0));
+    const double direct = sim.run().step_time.at(0);
+    const double err = (predicted - direct) / direct;
+    worst = std::max(worst, std::abs(err));
+    checks.push_back({{"tokens_per_gpu", tokens}, {"prompt", prompt}, {"table_s", predicted}, {"direct_s", direct}, {"error", err}});
+  }
+  return checks;
+}
+
+}  // namespace
+
 int bench_serving_scenario(const Scenario& s, bool json, std::ostream& out) {
   const auto t0 = std::chrono::steady_clock::now();
   Prepared p = prepare(s);
   const StepModel model = build_step_model(s, p.memory, p.grid);
+  const bool disaggregated = s.serving->prefill.disaggregated();
+  const TableGrid prefill_grid = disaggregated ? prefill_table_grid(s, p.requests) : TableGrid{};
+  const StepTable prefill_table = disaggregated ? build_prefill_table(s, prefill_grid) : StepTable{};
   const double table_s = seconds_since(t0);
   const auto t1 = std::chrono::steady_clock::now();
-  const ServingRun run = serve(s, p, model);
+  const ServingRun run = disaggregated ? run_disaggregated(s, p.requests, model, p.memory, prefill_table)
+                                       : run_serving(s, p.requests, model, p.memory);
   const auto serving = serving_json(s, run, model, p.memory);
   const double loop_s = seconds_since(t1);
   const double total_s = seconds_since(t0);
+  double prefill_worst = 0.0;
+  const nlohmann::ordered_json pchecks = disaggregated ? prefill_checks(s, prefill_table, prefill_worst) : nlohmann::ordered_json::array();
+  const double prefill_points = static_cast<double>(prefill_grid.batches.size() * prefill_grid.contexts.size());
   // The table's interpolation error: direct runs at the midpoints between consecutive batch grid
   // points, at the middle of the context range (not part of the timed run).
   const bool offload = s.cache.mode == CacheMode::offload;
@@ -129,7 +162,8 @@ int bench_serving_scenario(const Scenario& s, bool json, std::ostream& out) {
     worst = std::max(worst, std::abs(err));
     checks.push_back({{"batch_per_gpu", b}, {"context", context}, {"table_s", predicted}, {"direct_s", direct}, {"error", err}});
   }
-  const double table_points = static_cast<double>(bs.size() * cs.size()) * ((offload && !model.gpu.empty()) ? 2.0 : 1.0);
+  const double table_points =
+      static_cast<double>(bs.size() * cs.size()) * ((offload && !model.gpu.empty()) ? 2.0 : 1.0) + prefill_points;
   if (json) {
     out << nlohmann::ordered_json{{"scenario", s.name.empty() ? s.origin : s.name},
                                   {"mode", "serving"},
@@ -142,7 +176,9 @@ int bench_serving_scenario(const Scenario& s, bool json, std::ostream& out) {
                                   {"loop_wall_s", loop_s},
                                   {"wall_s", total_s},
                                   {"interpolation_checks", checks},
-                                  {"interpolation_max_abs_error", worst}}
+                                  {"interpolation_max_abs_error", worst},
+                                  {"prefill_interpolation_checks", pchecks},
+                                  {"prefill_interpolation_max_abs_error", prefill_worst}}
                .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
         << "\n";
     return 0;
@@ -161,6 +197,18 @@ int bench_serving_scenario(const Scenario& s, bool json, std::ostream& out) {
                   static_cast<long long>(c.at("context").get<std::int64_t>()), c.at("table_s").get<double>() * 1e3,
                   c.at("direct_s").get<double>() * 1e3, c.at("error").get<double>() * 100);
     out << buf;
+  }
+  if (disaggregated) {
+    std::snprintf(buf, sizeof buf, "  prefill table        max |error| %.2f%% at %zu midpoints between token grid points (direct runs, not timed)\n",
+                  prefill_worst * 100, pchecks.size());
+    out << buf;
+    for (const auto& c : pchecks) {
+      std::snprintf(buf, sizeof buf, "    tokens/GPU %6lld prompt %7lld: table %.3f ms, direct %.3f ms (%+.2f%%)\n",
+                    static_cast<long long>(c.at("tokens_per_gpu").get<std::int64_t>()),
+                    static_cast<long long>(c.at("prompt").get<std::int64_t>()), c.at("table_s").get<double>() * 1e3,
+                    c.at("direct_s").get<double>() * 1e3, c.at("error").get<double>() * 100);
+      out << buf;
+    }
   }
   (void)serving;
   return 0;

@@ -123,7 +123,9 @@ nlohmann::ordered_json prefill_json(const Scenario& s, const ServingRun& run, do
     transfer.push_back(o.transfer_s);
     bytes += o.transfer_bytes;
   }
-  const double capacity = static_cast<double>(cfg.instances) * duration;
+  // Over the prefill pool's own span (its first arrival to its last step), not the decode run's.
+  const double capacity = static_cast<double>(cfg.instances) * pf.end_time;
+  (void)duration;
   return {{"mode", cfg.mode},
           {"instances", cfg.instances},
           {"nodes_per_instance", cfg.nodes_per_instance},
