@@ -194,6 +194,31 @@ void add_search_command(CLI::App& app, CommandAction& action) {
     };
   });
 
+  struct PdOptions {
+    std::string scenario;
+    std::vector<std::string> sets;
+    int max_instances = 16;
+    double attainment = 0.9;
+    bool json = false;
+  };
+  auto pd = std::make_shared<PdOptions>();
+  auto* pdc = search->add_subcommand("pd", "Fewest prefill instances for a disaggregated serving scenario's decode node(s) "
+                                           "so that every request completes and a share of them meet serving.slo");
+  pdc->add_option("SCENARIO", pd->scenario, "Serving scenario with serving.prefill.mode \"disaggregated\"")->required();
+  pdc->add_option("--set", pd->sets, "Override a field: dotted.path=value (repeatable)");
+  pdc->add_option("--max-instances", pd->max_instances, "Most prefill instances to try (default 16)")->check(CLI::Range(1, 4096));
+  pdc->add_option("--attainment", pd->attainment, "Share of completed requests that must meet every SLO (default 0.9)")
+      ->check(CLI::Range(0.0, 1.0));
+  pdc->add_flag("--json", pd->json, "Print a JSON object instead of the table");
+  pdc->callback([pd, &action] {
+    action = [pd](std::ostream& out) {
+      std::vector<Override> overrides;
+      for (const auto& s : pd->sets) overrides.push_back(parse_override(s));
+      const Scenario s = load_scenario(pd->scenario, overrides);
+      return search_prefill_instances(s, pd->max_instances, pd->attainment, pd->json, out);
+    };
+  });
+
   struct FitOptions : Common {
     int max_nodes = 64;
   };

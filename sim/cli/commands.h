@@ -26,6 +26,10 @@ void add_allow_large_flag(CLI::App& command, bool& allow_large);
 struct Scenario;
 int run_serving_scenario(const Scenario& s, const std::string& out_dir, bool json, std::ostream& out);
 int bench_serving_scenario(const Scenario& s, bool json, std::ostream& out);
+// `search pd`: the fewest prefill instances (1 .. max_instances) of a disaggregated serving scenario
+// with which every request completes and `attainment` of them meet serving.slo; exit 1 and the
+// reason when none does.
+int search_prefill_instances(const Scenario& s, int max_instances, double attainment, bool json, std::ostream& out);
 
 void add_check_command(CLI::App& app, CommandAction& action);
 void add_presets_command(CLI::App& app, CommandAction& action);

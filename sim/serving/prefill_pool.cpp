@@ -115,6 +115,7 @@ PrefillPoolRun run_prefill_pool(const Scenario& s, const std::vector<Request>& r
       while (!gpu.work.empty() && gpu.work.front().left == 0) gpu.work.pop_front();
       gpu.pending -= taken;
       most = std::max(most, taken);
+      run.tokens += static_cast<double>(taken);
     }
     const double time = table.at(static_cast<double>(most), prompts / static_cast<double>(pieces)).time;
     if (!(time > 0.0)) throw std::logic_error("prefill pool: a step of " + std::to_string(most) + " tokens took no time");
@@ -129,6 +130,7 @@ PrefillPoolRun run_prefill_pool(const Scenario& s, const std::vector<Request>& r
     }
     inst.free_at = end;
     run.busy_s += time;
+    run.capacity += static_cast<double>(inst.gpus.size()) * static_cast<double>(budget);
     ++run.steps;
     run.end_time = std::max(run.end_time, end);
   };

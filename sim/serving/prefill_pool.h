@@ -13,7 +13,8 @@
 //    tokens of its requests in arrival order (a longer prompt continues in the next steps with its
 //    first part cached: chunked prefill); the step lasts the table's time at (the most tokens on any
 //    of its GPUs, the mean prompt length of the step's requests), all GPUs waiting for the slowest at
-//    the MoE all-to-alls;
+//    the MoE all-to-alls (a GPU with less work is priced as if it had as much: for a lone long prompt
+//    this overestimates its prefill, whose MoE layers see fewer tokens than a full step's);
 //  - a request's prefill ends with the step that computes its last token; its cache then moves to
 //    its decode GPU uncontended, at network.latency + bytes / network.bandwidth_per_gpu: the latent
 //    (or KV) and indexer caches of its prompt, and under ESS the GPU pool loaded from the prefill's
@@ -70,6 +71,8 @@ struct PrefillPoolRun {
   std::vector<PrefillOutcome> requests;  // as the input requests
   std::int64_t steps = 0;
   double busy_s = 0.0;  // instance-seconds stepping, summed over instances
+  double tokens = 0.0;    // prompt tokens computed
+  double capacity = 0.0;  // what the steps could have computed: steps x GPUs x tokens_per_gpu
   double end_time = 0.0;
   int gpus_per_instance = 0;
 };

@@ -133,6 +133,8 @@ nlohmann::ordered_json prefill_json(const Scenario& s, const ServingRun& run, do
           {"tokens_per_gpu", cfg.tokens_per_gpu},
           {"steps", pf.steps},
           {"busy_share", capacity > 0 ? pf.busy_s / capacity : 0.0},
+          // How full the steps were: prompt tokens over steps x GPUs x tokens_per_gpu.
+          {"step_fill", pf.capacity > 0 ? pf.tokens / pf.capacity : 0.0},
           {"wait_s", to_json(distribution(wait))},
           {"prefill_s", to_json(distribution(compute))},
           {"transfer_s", to_json(distribution(transfer))},
@@ -373,7 +375,8 @@ std::string serving_table(const Scenario& s, const nlohmann::ordered_json& j) {
   if (pf.contains("instances")) {
     line("prefill (disaggregated)", num("%.0f", get(pf, {"instances"})) + " instance(s) of " +
                                         num("%.0f", get(pf, {"nodes_per_instance"})) + " node(s), " +
-                                        num("%.0f%% busy", 100.0 * get(pf, {"busy_share"})) + "; wait / prefill / transfer mean " +
+                                        num("%.0f%% busy", 100.0 * get(pf, {"busy_share"})) + ", steps " +
+                                        num("%.0f%% full", 100.0 * get(pf, {"step_fill"})) + "; wait / prefill / transfer mean " +
                                         ms(get(pf, {"wait_s", "mean"})) + " / " + ms(get(pf, {"prefill_s", "mean"})) + " / " +
                                         ms(get(pf, {"transfer_s", "mean"})));
     line("TTFT mean / p99", ms(get(j, {"ttft_s", "mean"})) + " / " + ms(get(j, {"ttft_s", "p99"})) +

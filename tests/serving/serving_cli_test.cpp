@@ -63,3 +63,22 @@ TEST_CASE("serving cost: the bill at the user's prices, per million output token
   CHECK(bad.code == 2);
   CHECK_THAT(bad.err, Catch::Contains("gpu_hour_usd"));
 }
+
+TEST_CASE("search pd: the fewest prefill instances meeting the SLOs, or no answer and why", "[serving][cli][prefill]") {
+  const std::vector<std::string> load = {"--set", "serving.duration=30s", "--set", "serving.arrivals.rate=1/s", "--set",
+                                         "serving.table.batches=[1, 8, 21]"};
+  std::vector<std::string> found = {"search", "pd", test::kServingBaseline, "--set", "serving.slo.ttft=60s", "--max-instances", "4"};
+  found.insert(found.end(), load.begin(), load.end());
+  const auto ok = test::run_cli(found);
+  INFO(ok.err);
+  CHECK(ok.code == 0);
+  CHECK_THAT(ok.out, Catch::Contains("answer: ") && Catch::Contains("prefill instance(s)"));
+  std::vector<std::string> none = {"search", "pd", test::kServingBaseline, "--set", "serving.slo.ttft=1s", "--max-instances", "2"};
+  none.insert(none.end(), load.begin(), load.end());
+  const auto no = test::run_cli(none);
+  CHECK(no.code == 1);
+  CHECK_THAT(no.out, Catch::Contains("no answer, because") && Catch::Contains("TTFT p99"));
+  const auto bad = test::run_cli({"search", "pd", std::string(ESS_SOURCE_DIR) + "/scenarios/dsv32-baseline-32k.json"});
+  CHECK(bad.code == 2);
+  CHECK_THAT(bad.err, Catch::Contains("disaggregated"));
+}
