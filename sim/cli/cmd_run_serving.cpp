@@ -9,7 +9,6 @@
 
 #include "sim/cli/commands.h"
 #include "sim/config/config_error.h"
-#include "sim/config/quantity.h"
 #include "sim/io/atomic_file.h"
 #include "sim/engine/simulation.h"
 #include "sim/io/sha256.h"
@@ -272,12 +271,11 @@ int search_prefill_instances(const Scenario& s, int max_instances, double attain
       why += "; requests are left incomplete: the decode side cannot keep up with the arrivals";
     }
     if (slo.ttft && ttft > slo.ttft->value()) {
-      why += "; TTFT p99 " + format_quantity(ttft, Dimension::seconds) + " against the SLO's " +
-             format_quantity(slo.ttft->value(), Dimension::seconds);
+      why += "; TTFT p99 " + fmt("%.2f s", ttft) + " against the SLO's " + fmt("%.2f s", slo.ttft->value());
     }
     if (slo.tpot && last.at("tpot_p99_s").get<double>() > slo.tpot->value()) {
-      why += "; TPOT p99 " + format_quantity(last.at("tpot_p99_s").get<double>(), Dimension::seconds) + " against the SLO's " +
-             format_quantity(slo.tpot->value(), Dimension::seconds);
+      why += "; TPOT p99 " + fmt("%.2f ms", last.at("tpot_p99_s").get<double>() * 1e3) + " against the SLO's " +
+             fmt("%.2f ms", slo.tpot->value() * 1e3);
     }
   }
   if (json) {
