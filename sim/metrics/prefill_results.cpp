@@ -27,27 +27,16 @@ nlohmann::ordered_json prefill_results_json(const Scenario& s, const RunResult& 
   const StepStats st = step_stats(r.step_time);
   const double per_gpu = prefill_tokens_per_s_per_gpu(s, r);
   const auto pieces = replica_pieces(s);
-  nlohmann::ordered_json j;
-  j["schema"] = kResultsSchema;
-  j["ess_sim_version"] = version;
-  j["scenario_sha256"] = scenario_sha256;
-  j["scenario"] = {{"name", s.name}, {"file", s.origin}};
-  j["seed"] = s.seed;
+  nlohmann::ordered_json j = results_head(s, version, scenario_sha256);
   nlohmann::ordered_json sum;
   sum["phase"] = "prefill";
-  sum["model"] = s.model.name;
-  sum["hardware"] = s.hardware.name;
-  sum["hardware_calibration"] = s.hardware_calibration.empty() ? nlohmann::ordered_json(nullptr)
-                                                               : nlohmann::ordered_json(s.hardware_calibration);
-  sum["engine"] = {{"name", s.engine.name}, {"version", s.engine.version}, {"kernel_gap_s", s.engine.kernel_gap.value()},
-                   {"eplb", s.engine.eplb}};
-  sum["expert_load"] = {{"skew", s.workload.expert_skew}, {"drift", s.workload.expert_drift}};
-  sum["gpus"] = r.gpus;
-  sum["gpus_per_node"] = s.hardware.gpu.count;
-  sum["parallelism"] = {{"attention_dp", s.parallelism.attention_dp},
-                        {"tensor_parallel", s.parallelism.tensor_parallel},
-                        {"expert_parallel", s.parallelism.expert_parallel},
-                        {"redundant_experts", s.parallelism.redundant_experts}};
+  add_machine(sum, s);
+  sum["engine"] = {{"name", s.engine.name},
+                   {"version", s.engine.version},
+                   {"kernel_gap_s", s.engine.kernel_gap.value()},
+                   {"eplb", s.engine.eplb},
+                   {"prefill_alltoall_sms", s.engine.prefill_alltoall_sms}};
+  add_layout(sum, s, r);
   sum["prompt_length"] = s.prefill->prompt_length;
   sum["tokens_per_gpu"] = s.prefill->tokens_per_gpu;
   sum["prompts_per_replica"] = pieces.size();
@@ -74,13 +63,7 @@ std::string prefill_results_table(const Scenario& s, const RunResult& r) {
   const StepStats st = step_stats(r.step_time);
   const double per_gpu = prefill_tokens_per_s_per_gpu(s, r);
   const auto pieces = replica_pieces(s);
-  std::string out;
-  out += (s.name.empty() ? s.origin : s.name) + ": prefill of " + s.model.name + " on " + std::to_string(r.gpus) + " x " +
-         s.hardware.name + " (attention DP" + std::to_string(s.parallelism.attention_dp) + " x TP" +
-         std::to_string(s.parallelism.tensor_parallel) + ", EP" + std::to_string(s.parallelism.expert_parallel) + ")\n";
-  out += "  hardware " + s.hardware.name + ": " +
-         (s.hardware_calibration.empty() ? "uncalibrated (datasheet numbers and estimated efficiencies)" : s.hardware_calibration) +
-         "\n";
+  std::string out = run_title(s, r, "prefill of ");
   out += "  engine " + s.engine.name + " (" + s.engine.version + "), EPLB " + (s.engine.eplb ? "on" : "off") +
          (s.model.moe ? ", expert skew " + fmt("%.3f", s.workload.expert_skew) + " / drift " + fmt("%.3f", s.workload.expert_drift)
                       : std::string()) +

@@ -261,6 +261,47 @@ nlohmann::ordered_json time_by_category(const RunResult& r) {
   return categories_json(busy, idle / n);
 }
 
+nlohmann::ordered_json results_head(const Scenario& s, const std::string& version, const std::string& scenario_sha256) {
+  nlohmann::ordered_json j;
+  j["schema"] = kResultsSchema;
+  j["ess_sim_version"] = version;
+  j["scenario_sha256"] = scenario_sha256;
+  j["scenario"] = {{"name", s.name}, {"file", s.origin}};
+  j["seed"] = s.seed;
+  return j;
+}
+
+void add_machine(nlohmann::ordered_json& summary, const Scenario& s) {
+  summary["model"] = s.model.name;
+  summary["hardware"] = s.hardware.name;
+  // How the hardware's cost models were calibrated (null: a datasheet preset, uncalibrated).
+  summary["hardware_calibration"] = s.hardware_calibration.empty() ? nlohmann::ordered_json(nullptr)
+                                                                   : nlohmann::ordered_json(s.hardware_calibration);
+}
+
+void add_layout(nlohmann::ordered_json& summary, const Scenario& s, const RunResult& r) {
+  // The expert-load model's parameters (sim/graph/expert_routing.h).
+  summary["expert_load"] = {{"skew", s.workload.expert_skew}, {"drift", s.workload.expert_drift}};
+  summary["gpus"] = r.gpus;
+  summary["gpus_per_node"] = s.hardware.gpu.count;
+  summary["parallelism"] = {{"attention_dp", s.parallelism.attention_dp},
+                            {"tensor_parallel", s.parallelism.tensor_parallel},
+                            {"expert_parallel", s.parallelism.expert_parallel},
+                            {"redundant_experts", s.parallelism.redundant_experts}};
+}
+
+std::string run_title(const Scenario& s, const RunResult& r, const std::string& what) {
+  std::string out = (s.name.empty() ? s.origin : s.name) + ": " + what + s.model.name + " on " + std::to_string(r.gpus) + " x " +
+                    s.hardware.name + " (attention DP" + std::to_string(s.parallelism.attention_dp) + " x TP" +
+                    std::to_string(s.parallelism.tensor_parallel) + ", EP" + std::to_string(s.parallelism.expert_parallel) + ")\n";
+  out += "  hardware " + s.hardware.name + ": " +
+         (s.hardware_calibration.empty()
+              ? "uncalibrated (datasheet numbers and estimated efficiencies; `ess-sim calibrate` fits a profile)"
+              : s.hardware_calibration) +
+         "\n";
+  return out;
+}
+
 nlohmann::ordered_json steps_json(const RunResult& r) {
   nlohmann::ordered_json steps = nlohmann::ordered_json::array();
   for (std::size_t k = 0; k < r.step_time.size(); ++k) {
@@ -311,19 +352,9 @@ nlohmann::ordered_json results_json(const Scenario& s, const RunResult& r, const
   const double acceptance = s.workload.mtp.acceptance;
   const double per_gpu = static_cast<double>(r.batch_per_gpu) * acceptance / st.mean;
 
-  nlohmann::ordered_json j;
-  j["schema"] = kResultsSchema;
-  j["ess_sim_version"] = version;
-  j["scenario_sha256"] = scenario_sha256;
-  j["scenario"] = {{"name", s.name}, {"file", s.origin}};
-  j["seed"] = s.seed;
-
+  nlohmann::ordered_json j = results_head(s, version, scenario_sha256);
   nlohmann::ordered_json sum;
-  sum["model"] = s.model.name;
-  sum["hardware"] = s.hardware.name;
-  // How the hardware's cost models were calibrated (null: a datasheet preset, uncalibrated).
-  sum["hardware_calibration"] = s.hardware_calibration.empty() ? nlohmann::ordered_json(nullptr)
-                                                               : nlohmann::ordered_json(s.hardware_calibration);
+  add_machine(sum, s);
   // The serving engine and what it chose (scenarios/engines/).
   sum["engine"] = {{"name", s.engine.name},
                    {"version", s.engine.version},
@@ -333,14 +364,7 @@ nlohmann::ordered_json results_json(const Scenario& s, const RunResult& r, const
                    {"cuda_graph_sizes", s.engine.cuda_graph_sizes},
                    {"cuda_graph_max_batch", s.engine.cuda_graph_max_batch},
                    {"graph_batch", s.engine.graph_batch(r.batch_per_gpu * s.parallelism.tensor_parallel)}};
-  // The expert-load model's parameters (sim/graph/expert_routing.h).
-  sum["expert_load"] = {{"skew", s.workload.expert_skew}, {"drift", s.workload.expert_drift}};
-  sum["gpus"] = r.gpus;
-  sum["gpus_per_node"] = s.hardware.gpu.count;
-  sum["parallelism"] = {{"attention_dp", s.parallelism.attention_dp},
-                        {"tensor_parallel", s.parallelism.tensor_parallel},
-                        {"expert_parallel", s.parallelism.expert_parallel},
-                        {"redundant_experts", s.parallelism.redundant_experts}};
+  add_layout(sum, s, r);
   sum["batch_per_gpu"] = r.batch_per_gpu;
   sum["batch_is_max"] = !s.workload.batch_per_gpu.has_value();
   sum["context_length"] = s.workload.context_length;
@@ -378,15 +402,7 @@ std::string results_table(const Scenario& s, const RunResult& r) {
   const StepStats st = step_stats(r.step_time);
   const double acceptance = s.workload.mtp.acceptance;
   const double per_gpu = static_cast<double>(r.batch_per_gpu) * acceptance / st.mean;
-  std::string out;
-  out += (s.name.empty() ? s.origin : s.name) + ": " + s.model.name + " on " + std::to_string(r.gpus) + " x " +
-         s.hardware.name + " (attention DP" + std::to_string(s.parallelism.attention_dp) + " x TP" +
-         std::to_string(s.parallelism.tensor_parallel) + ", EP" + std::to_string(s.parallelism.expert_parallel) + ")\n";
-  out += "  hardware " + s.hardware.name + ": " +
-         (s.hardware_calibration.empty()
-              ? "uncalibrated (datasheet numbers and estimated efficiencies; `ess-sim calibrate` fits a profile)"
-              : s.hardware_calibration) +
-         "\n";
+  std::string out = run_title(s, r, "");
   const std::int64_t replica_batch = r.batch_per_gpu * s.parallelism.tensor_parallel;  // a CUDA graph runs per replica
   const std::int64_t graph = s.engine.graph_batch(replica_batch);
   out += "  engine " + s.engine.name + " (" + s.engine.version + "): MLA kernel " + std::string(s.engine.mla_kernel->name) +

@@ -35,6 +35,16 @@ struct StepStats {
 // Collectives per step (mean over GPUs): total, exposed (the compute stream waited) and hidden.
 [[nodiscard]] nlohmann::ordered_json communication_summary(const RunResult& r);
 
+// What every results.json and summary starts with: schema, version, scenario sha256, scenario,
+// seed; the summary's model, hardware and calibration; its expert load, GPUs and parallelism; the
+// summary table's first two lines ("NAME: WHAT MODEL on N x HW (layout)" and the hardware's
+// calibration).
+[[nodiscard]] nlohmann::ordered_json results_head(const Scenario& s, const std::string& version,
+                                                  const std::string& scenario_sha256);
+void add_machine(nlohmann::ordered_json& summary, const Scenario& s);
+void add_layout(nlohmann::ordered_json& summary, const Scenario& s, const RunResult& r);
+[[nodiscard]] std::string run_title(const Scenario& s, const RunResult& r, const std::string& what);
+
 // results.json's "steps" (per step: context, time, categories, collectives) and "layers" (per
 // layer, mean per step and GPU: time by category, FLOPs, HBM bytes, offload).
 [[nodiscard]] nlohmann::ordered_json steps_json(const RunResult& r);
