@@ -72,6 +72,7 @@ std::string tail(const std::string& text, std::size_t lines) {
 nlohmann::ordered_json checked_resolved(const std::string& file, const std::vector<Override>& overrides,
                                         std::int64_t steps, bool allow_large) {
   const Scenario scenario = load_scenario(file, overrides);
+  require_decode_scenario(scenario, "compare");
   try {
     (void)preflight(scenario, steps, 0, resource_limits(allow_large));
   } catch (const CapacityError& e) {

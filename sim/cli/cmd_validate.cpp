@@ -76,6 +76,7 @@ void add_validate_command(CLI::App& app, CommandAction& action) {
       std::vector<Override> overrides;
       for (const auto& s : o->sets) overrides.push_back(parse_override(s));
       const Scenario scenario = load_scenario(o->scenario, overrides);
+      require_decode_scenario(scenario, "validate");
       if (!o->prepare.empty()) {
         if (!o->trace.empty()) throw ConfigError("--prepare", "", "give either --prepare or --trace, not both");
         const std::string name = o->name.empty() ? std::filesystem::path(o->scenario).stem().string() : o->name;

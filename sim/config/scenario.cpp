@@ -656,4 +656,11 @@ std::string format_resolved(const nlohmann::ordered_json& resolved) {
   return out;
 }
 
+void require_decode_scenario(const Scenario& s, std::string_view command) {
+  if (!s.prefill) return;
+  throw ConfigError(s.origin, "/prefill",
+                    std::string(command) + " works on decode steps, and this scenario simulates prefill steps; run it with "
+                    "`ess-sim run`, price prefill with `ess-sim cost prefill`, or remove the \"prefill\" section");
+}
+
 }  // namespace ess

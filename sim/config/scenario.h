@@ -183,6 +183,10 @@ struct Override {
 // directory). Used by `ess-sim cost --hardware` and `ess-sim calibrate --base`.
 [[nodiscard]] Hardware load_hardware_preset(const std::string& name);
 
+// Commands that work on decode steps (sweep, search, compare, validate) refuse a prefill scenario
+// with a ConfigError naming `command` and what to use instead.
+void require_decode_scenario(const Scenario& s, std::string_view command);
+
 // Prints a resolved document as indented JSON with each {"value", "source"} pair on one line.
 [[nodiscard]] std::string format_resolved(const nlohmann::ordered_json& resolved);
 

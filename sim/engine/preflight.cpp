@@ -11,6 +11,7 @@
 #include "sim/config/quantity.h"
 #include "sim/graph/decode_step.h"
 #include "sim/graph/op.h"
+#include "sim/graph/prefill_step.h"
 #include "sim/graph/rng.h"
 #include "sim/offload/access_model.h"
 
@@ -201,7 +202,25 @@ ResourceEstimate estimate_resources(const Scenario& s, std::int64_t batch_per_gp
   return e;
 }
 
+namespace {
+
+// A prefill scenario: no decode batch or memory plan; its first step is priced (a cost model that
+// cannot price an operator fails here, as for decode).
+Preflight prefill_preflight(const Scenario& scenario, std::int64_t steps) {
+  Preflight p;
+  p.steps = steps > 0 ? steps : scenario.prefill->steps;
+  const PrefillStepBuilder builder(scenario);
+  const PrefillConfig& c = *scenario.prefill;
+  const auto pieces = whole_prompts(c.tokens_per_gpu * scenario.parallelism.tensor_parallel, c.prompt_length, c.cached_tokens);
+  Rng rng(scenario.seed);
+  (void)builder.build(0, pieces, rng);
+  return p;
+}
+
+}  // namespace
+
 Preflight preflight(const Scenario& scenario, std::int64_t steps, int trace_steps, const ResourceLimits& limits) {
+  if (scenario.prefill) return prefill_preflight(scenario, steps);
   Preflight p;
   p.steps = steps > 0 ? steps : scenario.workload.decode_steps;
   p.batch_per_gpu = resolve_batch(scenario);

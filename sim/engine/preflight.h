@@ -54,7 +54,8 @@ struct Preflight {
 };
 
 // `steps`: the steps the run simulates (0: workload.decode_steps); `trace_steps`: the steps its
-// trace records. Throws ConfigError, CapacityError, AccessTraceError, UnsupportedError (a cost
+// trace records. A prefill scenario (Scenario::prefill) has no decode batch or memory plan: only its
+// first step is priced (batch_per_gpu 0, memory and estimate empty). Throws ConfigError, CapacityError, AccessTraceError, UnsupportedError (a cost
 // model cannot price an operator) or ResourceError, all bad input.
 [[nodiscard]] Preflight preflight(const Scenario& scenario, std::int64_t steps, int trace_steps,
                                   const ResourceLimits& limits);

@@ -29,7 +29,9 @@ std::vector<Override> parse_all(const std::vector<std::string>& sets) {
 }
 
 Scenario load_with(const std::string& scenario, const std::vector<std::string>& sets) {
-  return load_scenario(scenario, parse_all(sets));
+  Scenario s = load_scenario(scenario, parse_all(sets));
+  require_decode_scenario(s, "search");
+  return s;
 }
 
 std::vector<std::string> concat(std::vector<std::string> a, const std::vector<std::string>& b) {

@@ -10,6 +10,7 @@
 #include "models/alltoall.h"
 #include "models/attention.h"
 #include "sim/config/config_error.h"
+#include "sim/engine/preflight.h"
 #include "sim/engine/simulation.h"
 #include "sim/graph/op_names.h"
 #include "sim/graph/prefill_step.h"
@@ -229,4 +230,14 @@ TEST_CASE("a prefill scenario names what it does not use, and cannot also be a s
   nlohmann::json zero = base;
   zero["prefill"]["tokens_per_gpu"] = 0;
   CHECK_THROWS_AS(load(zero), ess::ConfigError);
+}
+
+TEST_CASE("commands that work on decode steps refuse a prefill scenario and say what to use") {
+  const ess::Scenario s = load(prefill_scenario(one_layer_model(false), 1, 1, 8, 8));
+  CHECK_THROWS_WITH(ess::require_decode_scenario(s, "a sweep"),
+                    Catch::Contains("/prefill") && Catch::Contains("a sweep") && Catch::Contains("cost prefill"));
+  // Preflight (what `check` and `compare` run) prices a prefill scenario's first step instead.
+  const ess::Preflight p = ess::preflight(s, 0, 0, ess::ResourceLimits{});
+  CHECK(p.steps == 1);
+  CHECK(p.batch_per_gpu == 0);
 }
