@@ -210,10 +210,8 @@ Preflight prefill_preflight(const Scenario& scenario, std::int64_t steps) {
   Preflight p;
   p.steps = steps > 0 ? steps : scenario.prefill->steps;
   const PrefillStepBuilder builder(scenario);
-  const PrefillConfig& c = *scenario.prefill;
-  const auto pieces = whole_prompts(c.tokens_per_gpu * scenario.parallelism.tensor_parallel, c.prompt_length, c.cached_tokens);
   Rng rng(scenario.seed);
-  (void)builder.build(0, pieces, rng);
+  (void)builder.build(0, scenario_pieces(scenario), rng);
   return p;
 }
 

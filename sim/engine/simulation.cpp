@@ -124,14 +124,12 @@ RunResult Simulation::run() {
 }
 
 RunResult Simulation::run_prefill() {
-  const PrefillConfig& p = *scenario_.prefill;
+  if (options_.record_ops_of_gpu) throw std::invalid_argument("Simulation: op times are recorded for decode runs only");
   RunResult result;
-  result.steps = options_.steps > 0 ? options_.steps : p.steps;
+  result.steps = options_.steps > 0 ? options_.steps : scenario_.prefill->steps;
   const PrefillStepBuilder builder(scenario_);
   shape_result(result, builder);
-  // Every replica runs the same prompts: tokens_per_gpu per GPU, shared by a TP replica's GPUs.
-  const std::vector<PrefillPiece> pieces =
-      whole_prompts(p.tokens_per_gpu * scenario_.parallelism.tensor_parallel, p.prompt_length, p.cached_tokens);
+  const std::vector<PrefillPiece> pieces = scenario_pieces(scenario_);
   PlanCache plans([&builder, &pieces](int step, Rng& rng) { return builder.build(step, pieces, rng); }, scenario_.seed,
                   result.gpus);
   // Price the first step before the engine starts: a cost model that cannot price an operator
@@ -142,7 +140,6 @@ RunResult Simulation::run_prefill() {
   recorders.add(accounting);
   TraceRecorder trace(result.trace, result.gpus, false, scenario_.execution.micro_batches, options_.trace_steps);
   recorders.add(trace);
-  if (options_.record_ops_of_gpu) throw std::invalid_argument("Simulation: op times are recorded for decode runs only");
   result.activities = run_engine(scenario_, plans, result.gpus, result.steps, options_.fast_paths, recorders).activities;
   step_times(result);
   return result;

@@ -77,12 +77,23 @@ std::vector<PrefillPiece> whole_prompts(std::int64_t tokens, std::int64_t prompt
   return pieces;
 }
 
+std::vector<PrefillPiece> scenario_pieces(const Scenario& s) {
+  if (!s.prefill) throw std::logic_error("scenario_pieces: the scenario has no prefill section");
+  const PrefillConfig& p = *s.prefill;
+  return whole_prompts(p.tokens_per_gpu * s.parallelism.tensor_parallel, p.prompt_length, p.cached_tokens);
+}
+
 PrefillStepBuilder::PrefillStepBuilder(const Scenario& scenario)
     : s_(scenario),
       m_(scenario.model),
       hw_(scenario.hardware),
       blocks_(scenario),
       tp_(scenario.parallelism.tensor_parallel) {}
+
+void PrefillStepBuilder::add(std::vector<Segment>& out, int layer, std::string_view name, OpCategory category,
+                             const KernelCost& c) const {
+  StepBlocks::append(out, layer, "attention", blocks_.kernel(name, category, c));
+}
 
 void PrefillStepBuilder::add_mla(std::vector<Segment>& out, int layer, const PrefillWork& work) const {
   const DType act = m_.activation_dtype;
@@ -92,48 +103,45 @@ void PrefillStepBuilder::add_mla(std::vector<Segment>& out, int layer, const Pre
   const std::int64_t heads = m_.attention.heads / tp_;
   const std::int64_t qk_head = a.qk_nope_head_dim + a.qk_rope_head_dim;
   constexpr std::string_view label = "attention";
-  const auto add = [&](std::string_view name, OpCategory category, const KernelCost& c) {
-    StepBlocks::append(out, layer, label, blocks_.kernel(name, category, c));
-  };
-  add(opname::attn_norm, OpCategory::norm, norm({T, m_.hidden, act, norm_kind(m_.norm)}, hw_));
+  add(out, layer, opname::attn_norm, OpCategory::norm, norm({T, m_.hidden, act, norm_kind(m_.norm)}, hw_));
   blocks_.add_quant(out, layer, label, T, m_.hidden);
-  add(opname::q_a_kv_a, OpCategory::gemm, gemm({T, a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim, m_.hidden, w}, hw_));
-  add(opname::q_norm, OpCategory::norm, norm({T, a.q_lora_rank, act, NormKind::rms}, hw_));
-  add(opname::kv_norm, OpCategory::norm, norm({T, a.kv_lora_rank, act, NormKind::rms}, hw_));
+  add(out, layer, opname::q_a_kv_a, OpCategory::gemm, gemm({T, a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim, m_.hidden, w}, hw_));
+  add(out, layer, opname::q_norm, OpCategory::norm, norm({T, a.q_lora_rank, act, NormKind::rms}, hw_));
+  add(out, layer, opname::kv_norm, OpCategory::norm, norm({T, a.kv_lora_rank, act, NormKind::rms}, hw_));
   blocks_.add_quant(out, layer, label, T, a.q_lora_rank);
-  add(opname::q_b, OpCategory::gemm, gemm({T, heads * qk_head, a.q_lora_rank, w}, hw_));
+  add(out, layer, opname::q_b, OpCategory::gemm, gemm({T, heads * qk_head, a.q_lora_rank, w}, hw_));
   // The new tokens' latent entries (and rope keys) into the cache.
-  add(opname::cache_store, OpCategory::elementwise, elementwise({T * (a.kv_lora_rank + a.qk_rope_head_dim), 1, 1, act}, hw_));
+  add(out, layer, opname::cache_store, OpCategory::elementwise, elementwise({T * (a.kv_lora_rank + a.qk_rope_head_dim), 1, 1, act}, hw_));
   if (m_.indexer) {
     const auto& ix = *m_.indexer;
-    add(opname::indexer_q, OpCategory::gemm, gemm({T, ix.heads * ix.head_dim, a.q_lora_rank, w}, hw_));
-    add(opname::indexer_k_w, OpCategory::gemm, gemm({T, ix.head_dim + ix.heads, m_.hidden, w}, hw_));
+    add(out, layer, opname::indexer_q, OpCategory::gemm, gemm({T, ix.heads * ix.head_dim, a.q_lora_rank, w}, hw_));
+    add(out, layer, opname::indexer_k_w, OpCategory::gemm, gemm({T, ix.head_dim + ix.heads, m_.hidden, w}, hw_));
     // Every query scores every key up to itself (the scores of one query in one row): the indexer
     // shape takes the mean keys per query as its context, which prices the FLOPs and the logits
     // exactly and reads each query's keys once (the keys' bytes are a small term here).
     const std::int64_t mean_keys = mean_rounded(work.key_pairs, T);
-    add(opname::indexer_score, OpCategory::indexer,
+    add(out, layer, opname::indexer_score, OpCategory::indexer,
         indexer_scoring({1, T, ix.heads, ix.head_dim, mean_keys, ix.cache_bytes_per_token}, hw_));
-    add(opname::indexer_topk, OpCategory::indexer, topk({T, mean_keys, ix.top_k}, hw_));
+    add(out, layer, opname::indexer_topk, OpCategory::indexer, topk({T, mean_keys, ix.top_k}, hw_));
     // Sparse MLA in the absorbed form (FlashMLA's sparse prefill kernel): each query over its own
     // selection, min(top_k, keys up to it) entries.
-    add(opname::q_absorb, OpCategory::gemm, gemm({T, heads * a.kv_lora_rank, a.qk_nope_head_dim, act}, hw_));
+    add(out, layer, opname::q_absorb, OpCategory::gemm, gemm({T, heads * a.kv_lora_rank, a.qk_nope_head_dim, act}, hw_));
     const MlaKernel& k = *s_.engine.mla_kernel;
     const MlaShape shape{T, 1, heads, a.kv_lora_rank + a.qk_rope_head_dim, a.kv_lora_rank,
                          m_.attention.cache_bytes_per_token, k.row_tile, k.mma};
-    add(opname::sparse_mla, OpCategory::attention, sparse_mla_attention(shape, mean_rounded(work.selected, T), hw_));
-    add(opname::v_up, OpCategory::gemm, gemm({T, heads * a.v_head_dim, a.kv_lora_rank, act}, hw_));
+    add(out, layer, opname::sparse_mla, OpCategory::attention, sparse_mla_attention(shape, mean_rounded(work.selected, T), hw_));
+    add(out, layer, opname::v_up, OpCategory::gemm, gemm({T, heads * a.v_head_dim, a.kv_lora_rank, act}, hw_));
   } else {
     // Non-absorbed MLA: every key of the pieces' requests (cached ones included) up-projected from
     // its latent entry to per-head K (nope part) and V, then causal attention over qk 192 / v 128.
     blocks_.add_quant(out, layer, label, work.keys, a.kv_lora_rank);
-    add(opname::kv_b, OpCategory::gemm, gemm({work.keys, heads * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank, w}, hw_));
-    add(opname::rope, OpCategory::elementwise, elementwise({T * (heads + 1) * a.qk_rope_head_dim, 1, 1, act}, hw_));
-    add(opname::prefill_attention, OpCategory::attention,
+    add(out, layer, opname::kv_b, OpCategory::gemm, gemm({work.keys, heads * (a.qk_nope_head_dim + a.v_head_dim), a.kv_lora_rank, w}, hw_));
+    add(out, layer, opname::rope, OpCategory::elementwise, elementwise({T * (heads + 1) * a.qk_rope_head_dim, 1, 1, act}, hw_));
+    add(out, layer, opname::prefill_attention, OpCategory::attention,
         prefill_attention({T, work.key_pairs, work.keys, heads, heads, qk_head, a.v_head_dim, act}, hw_));
   }
   blocks_.add_quant(out, layer, label, T, heads * a.v_head_dim);
-  add(opname::wo, OpCategory::gemm, gemm({T, m_.hidden, heads * a.v_head_dim, w}, hw_));
+  add(out, layer, opname::wo, OpCategory::gemm, gemm({T, m_.hidden, heads * a.v_head_dim, w}, hw_));
 }
 
 void PrefillStepBuilder::add_gqa(std::vector<Segment>& out, int layer, const PrefillWork& work) const {
@@ -143,17 +151,13 @@ void PrefillStepBuilder::add_gqa(std::vector<Segment>& out, int layer, const Pre
   const std::int64_t T = work.queries;
   const std::int64_t heads = m_.attention.heads / tp_;
   const std::int64_t kv_local = std::max<std::int64_t>(1, g.kv_heads / tp_);
-  constexpr std::string_view label = "attention";
-  const auto add = [&](std::string_view name, OpCategory category, const KernelCost& c) {
-    StepBlocks::append(out, layer, label, blocks_.kernel(name, category, c));
-  };
-  add(opname::attn_norm, OpCategory::norm, norm({T, m_.hidden, act, norm_kind(m_.norm)}, hw_));
-  add(opname::qkv, OpCategory::gemm, gemm({T, (heads + 2 * kv_local) * g.head_dim, m_.hidden, w}, hw_));
-  add(opname::rope, OpCategory::elementwise, elementwise({T * (heads + kv_local) * g.head_dim, 1, 1, act}, hw_));
-  add(opname::cache_store, OpCategory::elementwise, elementwise({T * 2 * kv_local * g.head_dim, 1, 1, m_.attention.cache_dtype}, hw_));
-  add(opname::prefill_attention, OpCategory::attention,
+  add(out, layer, opname::attn_norm, OpCategory::norm, norm({T, m_.hidden, act, norm_kind(m_.norm)}, hw_));
+  add(out, layer, opname::qkv, OpCategory::gemm, gemm({T, (heads + 2 * kv_local) * g.head_dim, m_.hidden, w}, hw_));
+  add(out, layer, opname::rope, OpCategory::elementwise, elementwise({T * (heads + kv_local) * g.head_dim, 1, 1, act}, hw_));
+  add(out, layer, opname::cache_store, OpCategory::elementwise, elementwise({T * 2 * kv_local * g.head_dim, 1, 1, m_.attention.cache_dtype}, hw_));
+  add(out, layer, opname::prefill_attention, OpCategory::attention,
       prefill_attention({T, work.key_pairs, work.keys, heads, kv_local, g.head_dim, g.head_dim, act}, hw_));
-  add(opname::o, OpCategory::gemm, gemm({T, m_.hidden, heads * g.head_dim, w}, hw_));
+  add(out, layer, opname::o, OpCategory::gemm, gemm({T, m_.hidden, heads * g.head_dim, w}, hw_));
 }
 
 void PrefillStepBuilder::add_attention(std::vector<Segment>& out, int layer, const PrefillWork& work, int replica) const {

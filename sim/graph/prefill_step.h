@@ -61,6 +61,10 @@ struct PrefillWork {
 // prompt_length - cached new tokens after `cached`), then what is left as the start of one more.
 [[nodiscard]] std::vector<PrefillPiece> whole_prompts(std::int64_t tokens, std::int64_t prompt_length, std::int64_t cached = 0);
 
+// The pieces every replica of a prefill scenario (Scenario::prefill) runs each step: tokens_per_gpu
+// per GPU (x tensor_parallel per replica) of prompts of prompt_length with cached_tokens cached.
+[[nodiscard]] std::vector<PrefillPiece> scenario_pieces(const Scenario& s);
+
 class PrefillStepBuilder {
  public:
   explicit PrefillStepBuilder(const Scenario& scenario);
@@ -77,6 +81,8 @@ class PrefillStepBuilder {
  private:
   void add_pass(std::vector<GpuStepPlan>& gpus, const PrefillWork& work, Rng& rng) const;
   void add_attention(std::vector<Segment>& out, int layer, const PrefillWork& work, int replica) const;
+  // Appends one kernel of cost `c` to the layer's attention segment.
+  void add(std::vector<Segment>& out, int layer, std::string_view name, OpCategory category, const KernelCost& c) const;
   void add_mla(std::vector<Segment>& out, int layer, const PrefillWork& work) const;
   void add_gqa(std::vector<Segment>& out, int layer, const PrefillWork& work) const;
 

@@ -10,12 +10,6 @@ namespace ess {
 
 namespace {
 
-// The pieces one replica runs each step (whole prompts, then the start of one more).
-std::vector<PrefillPiece> replica_pieces(const Scenario& s) {
-  return whole_prompts(s.prefill->tokens_per_gpu * s.parallelism.tensor_parallel, s.prefill->prompt_length,
-                       s.prefill->cached_tokens);
-}
-
 }  // namespace
 
 double prefill_tokens_per_s_per_gpu(const Scenario& s, const RunResult& r) {
@@ -26,7 +20,7 @@ nlohmann::ordered_json prefill_results_json(const Scenario& s, const RunResult& 
                                             const std::string& scenario_sha256) {
   const StepStats st = step_stats(r.step_time);
   const double per_gpu = prefill_tokens_per_s_per_gpu(s, r);
-  const auto pieces = replica_pieces(s);
+  const auto pieces = scenario_pieces(s);
   nlohmann::ordered_json j = results_head(s, version, scenario_sha256);
   nlohmann::ordered_json sum;
   sum["phase"] = "prefill";
@@ -62,7 +56,7 @@ nlohmann::ordered_json prefill_results_json(const Scenario& s, const RunResult& 
 std::string prefill_results_table(const Scenario& s, const RunResult& r) {
   const StepStats st = step_stats(r.step_time);
   const double per_gpu = prefill_tokens_per_s_per_gpu(s, r);
-  const auto pieces = replica_pieces(s);
+  const auto pieces = scenario_pieces(s);
   std::string out = run_title(s, r, "prefill of ");
   out += "  engine " + s.engine.name + " (" + s.engine.version + "), EPLB " + (s.engine.eplb ? "on" : "off") +
          (s.model.moe ? ", expert skew " + fmt("%.3f", s.workload.expert_skew) + " / drift " + fmt("%.3f", s.workload.expert_drift)
