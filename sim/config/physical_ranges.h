@@ -12,6 +12,9 @@ namespace ess {
 // Requests per GPU: at most 2^20, so that every later product (tokens x layers x bytes) stays exact
 // and far from overflow (workload.batch_per_gpu, serving batch limits and table grids).
 inline constexpr std::int64_t kMaxBatchPerGpu = 1 << 20;
+// New tokens per GPU in one step (prefill.tokens_per_gpu, serving.prefill.tokens_per_gpu,
+// workload.prefill_chunk.tokens): 2^20, 64x the largest prefill batch engines run.
+inline constexpr std::int64_t kMaxTokensPerStep = 1 << 20;
 
 // Physical bounds of every hardware quantity, far wider than any real part but narrow enough that
 // every derived time stays a finite, representable number on the simulated clock (a kernel at

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "sim/config/physical_ranges.h"
 #include "sim/config/reader.h"
 
 namespace ess {
@@ -10,7 +11,6 @@ namespace {
 // As workload.context_length and batch sizes elsewhere: far above any real prompt or batch, low
 // enough that token counts and their products stay exact in doubles.
 constexpr double kMaxPromptLength = 16.0 * 1048576.0;
-constexpr double kMaxTokensPerGpu = 1048576.0;
 }  // namespace
 
 PrefillConfig read_prefill(ObjectReader& r) {
@@ -21,7 +21,7 @@ PrefillConfig read_prefill(ObjectReader& r) {
     r.fail("cached_tokens", "must be below prompt_length (" + std::to_string(p.prompt_length) + "): a prompt computes at least "
                             "one new token, got " + std::to_string(p.cached_tokens));
   }
-  p.tokens_per_gpu = r.integer("tokens_per_gpu", Range::closed(1, kMaxTokensPerGpu));
+  p.tokens_per_gpu = r.integer("tokens_per_gpu", Range::closed(1, static_cast<double>(kMaxTokensPerStep)));
   p.steps = r.integer_or("steps", Range::closed(1, 1e4), 2);
   r.finish();
   return p;

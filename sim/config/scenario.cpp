@@ -294,6 +294,14 @@ Workload read_workload(ObjectReader& r, const ModelConfig& model, bool prefill) 
   }
   w.context_length = r.integer("context_length", Range::closed(1, kMaxContextLength));
   w.decode_steps = r.integer_or("decode_steps", Range::closed(1, 1e6), 16);
+  if (r.has("prefill_chunk")) {
+    auto c = r.object("prefill_chunk");
+    PrefillChunk chunk;
+    chunk.tokens = c.integer("tokens", Range::closed(1, static_cast<double>(kMaxTokensPerStep)));
+    chunk.cached = c.integer_or("cached", Range::closed(0, kMaxContextLength), 0);
+    c.finish();
+    w.prefill_chunk = chunk;
+  }
   read_workload_common(r, model, w);
   return w;
 }
@@ -529,6 +537,11 @@ Scenario read_scenario(const nlohmann::json& document, const Origins& origins, c
   if (r.has("serving")) {
     auto v = r.object("serving");
     s.serving = read_serving(v, std::filesystem::path(origin).parent_path().string());
+    if (s.workload.prefill_chunk) {
+      throw ConfigError(origin, "/workload/prefill_chunk",
+                        "a serving run chooses each step's prompt chunks itself (serving.prefill.mode \"colocated\"); "
+                        "remove workload.prefill_chunk");
+    }
   } else {
     std::string absent;
     (void)r.take("serving", absent);  // null reads as absent; nothing is recorded

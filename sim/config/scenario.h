@@ -54,10 +54,18 @@ struct MtpConfig {
   double acceptance = 1.0;  // mean tokens accepted per request per step, in [1, depth]
 };
 
+// A prompt chunk prefilled in every decode step (sim/graph/decode_step.h): `tokens` new tokens per
+// GPU of a prompt whose first `cached` tokens are already in the cache.
+struct PrefillChunk {
+  std::int64_t tokens = 0;
+  std::int64_t cached = 0;
+};
+
 struct Workload {
   std::optional<std::int64_t> batch_per_gpu;  // nullopt: "max", the largest batch that fits
   std::int64_t context_length = 0;            // tokens already in the cache of each request
   std::int64_t decode_steps = 0;
+  std::optional<PrefillChunk> prefill_chunk;  // decode scenarios: chunked prefill mixed in, or none
   MtpConfig mtp;
   // Expert load (sim/graph/expert_routing.h): sigma of the log-normal long-run popularity of the
   // routed experts of each MoE layer, and of its change from pass to pass (what EPLB's placement,

@@ -24,6 +24,7 @@ DecodeStepBuilder::DecodeStepBuilder(const Scenario& scenario, std::int64_t batc
       m_(scenario.model),
       hw_(scenario.hardware),
       blocks_(scenario),
+      chunk_core_(scenario, blocks_),
       batch_(batch_per_gpu),
       gpus_(blocks_.gpus()),
       tp_(scenario.parallelism.tensor_parallel),
@@ -39,6 +40,10 @@ DecodeStepBuilder::DecodeStepBuilder(const Scenario& scenario, std::int64_t batc
   const auto overlaps = overlap_policies();
   for (std::size_t i = 0; i < overlaps.size(); ++i) {
     if (overlaps[i].make == &make_serial_overlap) overlap_serial_ = i;
+  }
+  if (const auto& c = scenario.workload.prefill_chunk) {
+    if (c->tokens < 1 || c->cached < 0) throw std::invalid_argument("DecodeStepBuilder: a prefill chunk needs tokens >= 1 and cached >= 0");
+    chunk_.push_back(PrefillPiece{c->tokens * tp_, c->cached});
   }
   if (batch_per_gpu < 1) throw std::invalid_argument("DecodeStepBuilder: batch_per_gpu must be >= 1");
   if (offloaded < 0 || offloaded > batch_per_gpu) {
@@ -66,92 +71,69 @@ void DecodeStepBuilder::add_attention(std::vector<Segment>& out, int layer, Toke
                                       int replica, std::span<const LayerAccess> access, LayerOffload* record) const {
   const bool offload = !access.empty();
   const DType act = m_.activation_dtype;
-  const DType w = m_.weight_dtype;
   const std::int64_t T = t.total();
+  const std::int64_t TL = t.linear();
   const std::int64_t heads = m_.attention.heads / tp_;
   constexpr std::string_view label = "attention";
-  StepBlocks::append(out, layer, label, blocks_.kernel(opname::attn_norm, OpCategory::norm, norm({T, m_.hidden, act, norm_kind(m_.norm)}, hw_)));
+  const std::string_view post = offload ? "attention_post" : label;
+  blocks_.add_attention_input(out, layer, label, TL);
 
   if (m_.attention.kind == AttentionKind::mla) {
     const auto& a = m_.attention.mla;
-    const std::int64_t qk_head = a.qk_nope_head_dim + a.qk_rope_head_dim;
-    // Fused q_a / kv_a down-projection (replicated across TP ranks), then their RMSNorms. One
-    // quantised hidden state feeds it and the indexer's key projection, one quantised q both
-    // q_b and the indexer's query projection.
-    blocks_.add_quant(out, layer, label, T, m_.hidden);
-    StepBlocks::append(out, layer, label,
-           blocks_.kernel(opname::q_a_kv_a, OpCategory::gemm,
-                     gemm({T, a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim, m_.hidden, w}, hw_)));
-    StepBlocks::append(out, layer, label, blocks_.kernel(opname::q_norm, OpCategory::norm, norm({T, a.q_lora_rank, act, NormKind::rms}, hw_)));
-    StepBlocks::append(out, layer, label, blocks_.kernel(opname::kv_norm, OpCategory::norm, norm({T, a.kv_lora_rank, act, NormKind::rms}, hw_)));
-    blocks_.add_quant(out, layer, label, T, a.q_lora_rank);
-    StepBlocks::append(out, layer, label, blocks_.kernel(opname::q_b, OpCategory::gemm, gemm({T, heads * qk_head, a.q_lora_rank, w}, hw_)));
-    if (m_.indexer) {
-      const auto& ix = *m_.indexer;
-      StepBlocks::append(out, layer, label,
-             blocks_.kernel(opname::indexer_q, OpCategory::gemm, gemm({T, ix.heads * ix.head_dim, a.q_lora_rank, w}, hw_)));
-      // Indexer key projection and per-head weights from the hidden state.
-      StepBlocks::append(out, layer, label,
-             blocks_.kernel(opname::indexer_k_w, OpCategory::gemm, gemm({T, ix.head_dim + ix.heads, m_.hidden, w}, hw_)));
-    }
     if (offload) {
       add_offload_attention(out, layer, t, context, access, *record);
     } else {
-    std::int64_t selected = context;
-    if (m_.indexer) {
-      const auto& ix = *m_.indexer;
+      std::int64_t selected = context;
+      if (m_.indexer) {
+        const auto& ix = *m_.indexer;
+        StepBlocks::append(out, layer, label,
+                           blocks_.kernel(opname::indexer_score, OpCategory::indexer,
+                                          indexer_scoring({t.requests, t.queries_per_request, ix.heads, ix.head_dim, context,
+                                                           ix.cache_bytes_per_token},
+                                                          hw_)));
+        StepBlocks::append(out, layer, label,
+                           blocks_.kernel(opname::indexer_topk, OpCategory::indexer, topk({T, context, ix.top_k}, hw_)));
+        selected = std::min(ix.top_k, context);
+      }
+      // Absorbed MLA (FlashMLA decode): queries projected into the latent space per head, attention
+      // over latent entries, then the per-head value up-projection.
       StepBlocks::append(out, layer, label,
-             blocks_.kernel(opname::indexer_score, OpCategory::indexer,
-                       indexer_scoring({t.requests, t.queries_per_request, ix.heads, ix.head_dim, context,
-                                        ix.cache_bytes_per_token},
-                                       hw_)));
+                         blocks_.kernel(opname::q_absorb, OpCategory::gemm, gemm({T, heads * a.kv_lora_rank, a.qk_nope_head_dim, act}, hw_)));
+      const MlaShape shape = mla_shape(t);
+      const KernelCost attn =
+          m_.indexer ? sparse_mla_attention(shape, selected, hw_) : dense_mla_attention(shape, context, hw_);
       StepBlocks::append(out, layer, label,
-             blocks_.kernel(opname::indexer_topk, OpCategory::indexer, topk({T, context, ix.top_k}, hw_)));
-      selected = std::min(ix.top_k, context);
+                         blocks_.kernel(m_.indexer ? opname::sparse_mla : opname::dense_mla, OpCategory::attention, attn));
     }
-    // Absorbed MLA (FlashMLA decode): queries projected into the latent space per head, attention
-    // over latent entries, then the per-head value up-projection.
-    StepBlocks::append(out, layer, label,
-           blocks_.kernel(opname::q_absorb, OpCategory::gemm, gemm({T, heads * a.kv_lora_rank, a.qk_nope_head_dim, act}, hw_)));
-    const MlaShape shape = mla_shape(t);
-    const KernelCost attn =
-        m_.indexer ? sparse_mla_attention(shape, selected, hw_) : dense_mla_attention(shape, context, hw_);
-    StepBlocks::append(out, layer, label, blocks_.kernel(m_.indexer ? opname::sparse_mla : opname::dense_mla, OpCategory::attention, attn));
-    }
-    const std::string_view post = offload ? "attention_post" : label;
     StepBlocks::append(out, layer, post,
-           blocks_.kernel(opname::v_up, OpCategory::gemm, gemm({T, heads * a.v_head_dim, a.kv_lora_rank, act}, hw_)));
-    blocks_.add_quant(out, layer, post, T, heads * a.v_head_dim);
-    StepBlocks::append(out, layer, post, blocks_.kernel(opname::wo, OpCategory::gemm, gemm({T, m_.hidden, heads * a.v_head_dim, w}, hw_)));
+                       blocks_.kernel(opname::v_up, OpCategory::gemm, gemm({T, heads * a.v_head_dim, a.kv_lora_rank, act}, hw_)));
   } else {
     const auto& g = m_.attention.gqa;
     const std::int64_t kv_local = std::max<std::int64_t>(1, g.kv_heads / tp_);
     StepBlocks::append(out, layer, label,
-           blocks_.kernel(opname::qkv, OpCategory::gemm, gemm({T, (heads + 2 * kv_local) * g.head_dim, m_.hidden, w}, hw_)));
-    StepBlocks::append(out, layer, label,
-           blocks_.kernel(opname::rope, OpCategory::elementwise,
-                     elementwise({T * (heads + kv_local) * g.head_dim, 1, 1, act}, hw_)));
-    StepBlocks::append(out, layer, label,
-           blocks_.kernel(opname::attention, OpCategory::attention,
-                     gqa_attention({t.requests, t.queries_per_request, heads, kv_local, g.head_dim, context,
-                                    m_.attention.cache_dtype, act},
-                                   hw_)));
-    StepBlocks::append(out, layer, label, blocks_.kernel(opname::o, OpCategory::gemm, gemm({T, m_.hidden, heads * g.head_dim, w}, hw_)));
+                       blocks_.kernel(opname::attention, OpCategory::attention,
+                                      gqa_attention({t.requests, t.queries_per_request, heads, kv_local, g.head_dim, context,
+                                                     m_.attention.cache_dtype, act},
+                                                    hw_)));
   }
-  blocks_.close_with_allreduce(out, layer, "attn_allreduce", T, replica);
-  StepBlocks::append(out, layer, offload ? "attention_post" : label,
-         blocks_.kernel(opname::attn_residual, OpCategory::elementwise, elementwise({T * m_.hidden, 2, 1, act}, hw_)));
-  if (offload && t.offloaded > 0) {
+  // A prompt chunk in the step (workload.prefill_chunk): its attention after the decode requests'.
+  if (t.chunk.queries > 0) chunk_core_.add_core(out, layer, post, t.chunk);
+  blocks_.add_attention_output(out, layer, post, TL);
+  blocks_.close_with_allreduce(out, layer, "attn_allreduce", TL, replica);
+  StepBlocks::append(out, layer, post,
+                     blocks_.kernel(opname::attn_residual, OpCategory::elementwise, elementwise({TL * m_.hidden, 2, 1, act}, hw_)));
+  if (offload && (t.offloaded > 0 || t.chunk.queries > 0)) {
     // The new tokens' latent entries go to the host copy of the cache: one contiguous run per
-    // request, started now and waited for only at the end of the step.
+    // request (and one for a prompt chunk's), started now and waited for only at the end of the step.
     Segment wb;
     wb.kind = SegmentKind::writeback;
     wb.layer = layer;
     wb.label = opname::writeback;
     wb.transfer.h2d = false;
     wb.transfer.gather = s_.cache.transfer == TransferPath::gather;
-    wb.transfer.bytes = static_cast<double>(t.offloaded * t.queries_per_request) * m_.attention.cache_bytes_per_token.value();
-    wb.transfer.runs = static_cast<double>(t.offloaded);
+    const double entries = static_cast<double>(t.offloaded * t.queries_per_request + t.chunk.queries);
+    wb.transfer.bytes = entries * m_.attention.cache_bytes_per_token.value();
+    wb.transfer.runs = static_cast<double>(t.offloaded + t.chunk.pieces);
     record->d2h_bytes = wb.transfer.bytes;
     out.push_back(std::move(wb));
   }
@@ -345,10 +327,14 @@ StepPlan DecodeStepBuilder::build(int step, Rng& rng, const std::vector<LayerAcc
       StepBlocks::append(g.segments, -1, "host", Op{opname::step_overhead, OpCategory::host, s_.execution.step_overhead, Flops(0.0), Bytes(0.0)});
     }
   }
+  const std::int64_t top_k = m_.indexer ? m_.indexer->top_k : 0;
   if (s_.execution.micro_batches == 1) {
-    add_pass(plan.gpus, batch_, offloaded_, plan.context, rng, access, offload ? &plan.offload : nullptr);
+    add_pass(plan.gpus, batch_, offloaded_, plan.context, prefill_work(chunk_, top_k), rng, access,
+             offload ? &plan.offload : nullptr);
     return plan;
   }
+  // The chunk in two halves (a one-token chunk stays whole in the first).
+  const auto chunk_lanes = split_in_two(chunk_);
   // Two micro-batches: ceil and floor of half the requests (and of the offloaded ones).
   const std::int64_t batch_a = (batch_ + 1) / 2;
   const std::int64_t offloaded_a = (offloaded_ + 1) / 2;
@@ -357,7 +343,8 @@ StepPlan DecodeStepBuilder::build(int step, Rng& rng, const std::vector<LayerAcc
     const std::int64_t offloaded = lane == 0 ? offloaded_a : offloaded_ - offloaded_a;
     std::vector<GpuStepPlan> part(static_cast<std::size_t>(gpus_));
     std::vector<LayerOffload> records(plan.offload.size());
-    add_pass(part, batch, offloaded, plan.context, rng, access, offload ? &records : nullptr);
+    add_pass(part, batch, offloaded, plan.context, prefill_work(chunk_lanes[static_cast<std::size_t>(lane)], top_k), rng,
+             access, offload ? &records : nullptr);
     for (std::size_t g = 0; g < part.size(); ++g) {
       auto& segments = plan.gpus[g].segments;
       for (Segment& seg : part[g].segments) {
@@ -381,8 +368,8 @@ StepPlan DecodeStepBuilder::build(int step, Rng& rng, const std::vector<LayerAcc
 }
 
 void DecodeStepBuilder::add_pass(std::vector<GpuStepPlan>& gpus, std::int64_t batch, std::int64_t offloaded,
-                                 std::int64_t context, Rng& rng, const std::vector<LayerAccess>* access,
-                                 std::vector<LayerOffload>* records) const {
+                                 std::int64_t context, const PrefillWork& chunk, Rng& rng,
+                                 const std::vector<LayerAccess>* access, std::vector<LayerOffload>* records) const {
   const std::span<const LayerAccess> layers_access =
       access != nullptr && records != nullptr ? std::span<const LayerAccess>(*access) : std::span<const LayerAccess>();
   const auto layer_record = [&](int layer) { return records != nullptr ? &(*records)[static_cast<std::size_t>(layer)] : nullptr; };
@@ -409,35 +396,39 @@ void DecodeStepBuilder::add_pass(std::vector<GpuStepPlan>& gpus, std::int64_t ba
   // Verification pass of the main model: depth query tokens per request.
   // The engine replays a CUDA graph captured for a batch at least this replica's (padded rows run
   // through every kernel but attention).
-  const std::int64_t padded = s_.engine.graph_batch(batch * tp_);
-  const Tokens main{batch * tp_, s_.workload.mtp.depth, offloaded, padded};
-  common([&](std::vector<Segment>& out, int) { blocks_.add_embedding(out, main.total()); });
+  // A step with a prompt chunk runs eagerly: no padding, DeepEP's normal all-to-all, sampled routing.
+  const bool mixed = chunk.queries > 0;
+  const std::int64_t padded = mixed ? 0 : s_.engine.graph_batch(batch * tp_);
+  const Tokens main{batch * tp_, s_.workload.mtp.depth, offloaded, padded, chunk};
+  const AlltoallDedup dedup = mixed ? AlltoallDedup::per_node : AlltoallDedup::per_copy;
+  const std::int64_t max_routed = mixed ? kRoutedTokensPerPass : 0;
+  common([&](std::vector<Segment>& out, int) { blocks_.add_embedding(out, main.linear()); });
   for (int layer = 0; layer < m_.layers; ++layer) {
     common([&](std::vector<Segment>& out, int replica) {
       add_attention(out, layer, main, context, replica, layers_access, layer_record(layer));
     });
     if (blocks_.layer_kind(layer) == "moe") {
-      blocks_.add_moe(gpus, layer, main.total(), rng, AlltoallDedup::per_copy);
+      blocks_.add_moe(gpus, layer, main.linear(), rng, dedup, max_routed);
     } else {
-      common([&](std::vector<Segment>& out, int replica) { blocks_.add_dense_mlp(out, layer, main.total(), replica); });
+      common([&](std::vector<Segment>& out, int replica) { blocks_.add_dense_mlp(out, layer, main.linear(), replica); });
     }
   }
-  common([&](std::vector<Segment>& out, int) { blocks_.add_head(out, -1, main.total()); });
+  common([&](std::vector<Segment>& out, int) { blocks_.add_head(out, -1, main.total() + chunk.pieces); });
 
   // Draft passes: MTP module d drafts one more token per request from the previous one.
-  const Tokens draft{batch * tp_, 1, offloaded, padded};
+  const Tokens draft{batch * tp_, 1, offloaded, padded, chunk};
   for (int d = 1; d < s_.workload.mtp.depth; ++d) {
     const int layer = static_cast<int>(m_.layers) + d - 1;
-    common([&](std::vector<Segment>& out, int) { blocks_.add_mtp_projection(out, layer, draft.total()); });
+    common([&](std::vector<Segment>& out, int) { blocks_.add_mtp_projection(out, layer, draft.linear()); });
     common([&](std::vector<Segment>& out, int replica) {
       add_attention(out, layer, draft, context, replica, layers_access, layer_record(layer));
     });
     if (m_.moe) {
-      blocks_.add_moe(gpus, layer, draft.total(), rng, AlltoallDedup::per_copy);
+      blocks_.add_moe(gpus, layer, draft.linear(), rng, dedup, max_routed);
     } else {
-      common([&](std::vector<Segment>& out, int replica) { blocks_.add_dense_mlp(out, layer, draft.total(), replica); });
+      common([&](std::vector<Segment>& out, int replica) { blocks_.add_dense_mlp(out, layer, draft.linear(), replica); });
     }
-    common([&](std::vector<Segment>& out, int) { blocks_.add_head(out, layer, draft.total()); });
+    common([&](std::vector<Segment>& out, int) { blocks_.add_head(out, layer, draft.total() + chunk.pieces); });
   }
 }
 

@@ -6,6 +6,15 @@
 // MLA's latent cache is replicated on TP ranks. Each replica serves batch_per_gpu x tp requests;
 // each request has mtp.depth query tokens. With two micro-batches every GPU's plan holds both
 // passes (lane 0: ceil(batch / 2) requests, lane 1: the rest), each with its own routing.
+//
+// A step may also prefill a chunk of a prompt (workload.prefill_chunk, as engines mix chunked
+// prefill into decode iterations under a token budget): every attention replica runs the chunk's
+// new tokens through the projections, MLP and MoE with the decode tokens, their attention core
+// (prefill_attention.h) after the decode requests', an LM head row for the chunk's last token and
+// the MTP modules over the chunk. Such a step runs eagerly (no CUDA-graph padding) and its MoE
+// all-to-all uses DeepEP's normal kernels (thousands of tokens per GPU), routing sampled as in
+// prefill. In offload mode the chunk's latent entries are written back to host memory with the
+// decode tokens'. With two micro-batches the chunk is split in two like a prefill step's pieces.
 #pragma once
 
 #include <algorithm>
@@ -18,6 +27,7 @@
 #include "models/cost.h"
 #include "sim/config/scenario.h"
 #include "sim/graph/op.h"
+#include "sim/graph/prefill_attention.h"
 #include "sim/graph/rng.h"
 #include "sim/graph/step_blocks.h"
 
@@ -51,7 +61,11 @@ class DecodeStepBuilder {
     // Requests the kernels compute: the CUDA graph's captured batch the engine pads `requests` to
     // (engine.cuda_graph_sizes); attention reads only the real requests' caches.
     std::int64_t padded = 0;
+    PrefillWork chunk{};  // a prompt chunk's tokens in this pass (workload.prefill_chunk), or none
+    // Decode query tokens the kernels compute.
     [[nodiscard]] std::int64_t total() const { return std::max(requests, padded) * queries_per_request; }
+    // Tokens of the projections, MLP and MoE: the decode tokens and the chunk's.
+    [[nodiscard]] std::int64_t linear() const { return total() + chunk.queries; }
   };
 
   // MLA decode attention of `t` on this GPU, as the engine's kernel computes it.
@@ -59,7 +73,8 @@ class DecodeStepBuilder {
 
   // One micro-batch's whole step (embedding, layers, head, MTP drafts) into `gpus`.
   void add_pass(std::vector<GpuStepPlan>& gpus, std::int64_t batch, std::int64_t offloaded, std::int64_t context,
-                Rng& rng, const std::vector<LayerAccess>* access, std::vector<LayerOffload>* records) const;
+                const PrefillWork& chunk, Rng& rng, const std::vector<LayerAccess>* access,
+                std::vector<LayerOffload>* records) const;
 
   // `access`: offload, what the cache simulation found in every layer (empty otherwise).
   void add_attention(std::vector<Segment>& out, int layer, Tokens t, std::int64_t context, int replica,
@@ -76,6 +91,8 @@ class DecodeStepBuilder {
   const ModelConfig& m_;
   const Hardware& hw_;
   StepBlocks blocks_;
+  PrefillAttention chunk_core_;
+  std::vector<PrefillPiece> chunk_;  // workload.prefill_chunk per attention replica, or empty
   std::int64_t batch_;
   int gpus_;
   int tp_;

@@ -28,33 +28,11 @@
 
 #include "sim/config/scenario.h"
 #include "sim/graph/op.h"
+#include "sim/graph/prefill_attention.h"
 #include "sim/graph/rng.h"
 #include "sim/graph/step_blocks.h"
 
 namespace ess {
-
-// New tokens of one request in a prefill step, after `cached` tokens of it already in the cache.
-struct PrefillPiece {
-  std::int64_t tokens = 0;  // >= 1
-  std::int64_t cached = 0;  // >= 0
-};
-
-// What a set of pieces asks of attention, summed over the pieces.
-struct PrefillWork {
-  std::int64_t queries = 0;  // new tokens
-  double key_pairs = 0.0;    // keys attended, summed over the new tokens (causal)
-  std::int64_t keys = 0;     // cached + new tokens of the pieces' requests
-  std::int64_t pieces = 0;
-  double selected = 0.0;     // indexer models: entries attended, summed over the new tokens (<= top_k each)
-  std::int64_t longest = 0;  // the longest request's cached + new tokens
-};
-
-// `top_k` 0: a model without an indexer (selected stays 0).
-[[nodiscard]] PrefillWork prefill_work(std::span<const PrefillPiece> pieces, std::int64_t top_k);
-
-// Splits pieces into two micro-batches of ceil(tokens / 2) and floor(tokens / 2) new tokens, in
-// order; a piece cut in two continues in the second with its first part cached.
-[[nodiscard]] std::vector<std::vector<PrefillPiece>> split_in_two(std::span<const PrefillPiece> pieces);
 
 // The pieces of a standalone prefill step of `tokens` new tokens (per replica) from prompts of
 // `prompt_length` tokens of which `cached` are already in the cache: whole prompts (each
@@ -81,15 +59,12 @@ class PrefillStepBuilder {
  private:
   void add_pass(std::vector<GpuStepPlan>& gpus, const PrefillWork& work, Rng& rng) const;
   void add_attention(std::vector<Segment>& out, int layer, const PrefillWork& work, int replica) const;
-  // Appends one kernel of cost `c` to the layer's attention segment.
-  void add(std::vector<Segment>& out, int layer, std::string_view name, OpCategory category, const KernelCost& c) const;
-  void add_mla(std::vector<Segment>& out, int layer, const PrefillWork& work) const;
-  void add_gqa(std::vector<Segment>& out, int layer, const PrefillWork& work) const;
 
   const Scenario& s_;
   const ModelConfig& m_;
   const Hardware& hw_;
   StepBlocks blocks_;
+  PrefillAttention core_;
   int tp_;
 };
 

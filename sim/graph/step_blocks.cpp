@@ -88,6 +88,47 @@ void StepBlocks::add_quant(std::vector<Segment>& out, int layer, std::string_vie
   append(out, layer, label, kernel(opname::act_quant, OpCategory::elementwise, elementwise({tokens * features, 2, 1, DType::fp8}, hw_)));
 }
 
+void StepBlocks::add_attention_input(std::vector<Segment>& out, int layer, std::string_view label, std::int64_t T) const {
+  const DType act = m_.activation_dtype;
+  const DType w = m_.weight_dtype;
+  const std::int64_t heads = m_.attention.heads / tp_;
+  append(out, layer, label, kernel(opname::attn_norm, OpCategory::norm, norm({T, m_.hidden, act, norm_kind(m_.norm)}, hw_)));
+  if (m_.attention.kind == AttentionKind::mla) {
+    const auto& a = m_.attention.mla;
+    const std::int64_t qk_head = a.qk_nope_head_dim + a.qk_rope_head_dim;
+    add_quant(out, layer, label, T, m_.hidden);
+    append(out, layer, label,
+           kernel(opname::q_a_kv_a, OpCategory::gemm, gemm({T, a.q_lora_rank + a.kv_lora_rank + a.qk_rope_head_dim, m_.hidden, w}, hw_)));
+    append(out, layer, label, kernel(opname::q_norm, OpCategory::norm, norm({T, a.q_lora_rank, act, NormKind::rms}, hw_)));
+    append(out, layer, label, kernel(opname::kv_norm, OpCategory::norm, norm({T, a.kv_lora_rank, act, NormKind::rms}, hw_)));
+    add_quant(out, layer, label, T, a.q_lora_rank);
+    append(out, layer, label, kernel(opname::q_b, OpCategory::gemm, gemm({T, heads * qk_head, a.q_lora_rank, w}, hw_)));
+    if (m_.indexer) {
+      const auto& ix = *m_.indexer;
+      append(out, layer, label, kernel(opname::indexer_q, OpCategory::gemm, gemm({T, ix.heads * ix.head_dim, a.q_lora_rank, w}, hw_)));
+      append(out, layer, label, kernel(opname::indexer_k_w, OpCategory::gemm, gemm({T, ix.head_dim + ix.heads, m_.hidden, w}, hw_)));
+    }
+  } else {
+    const auto& g = m_.attention.gqa;
+    const std::int64_t kv_local = std::max<std::int64_t>(1, g.kv_heads / tp_);
+    append(out, layer, label, kernel(opname::qkv, OpCategory::gemm, gemm({T, (heads + 2 * kv_local) * g.head_dim, m_.hidden, w}, hw_)));
+    append(out, layer, label,
+           kernel(opname::rope, OpCategory::elementwise, elementwise({T * (heads + kv_local) * g.head_dim, 1, 1, act}, hw_)));
+  }
+}
+
+void StepBlocks::add_attention_output(std::vector<Segment>& out, int layer, std::string_view label, std::int64_t T) const {
+  const std::int64_t heads = m_.attention.heads / tp_;
+  if (m_.attention.kind == AttentionKind::mla) {
+    const std::int64_t width = heads * m_.attention.mla.v_head_dim;
+    add_quant(out, layer, label, T, width);
+    append(out, layer, label, kernel(opname::wo, OpCategory::gemm, gemm({T, m_.hidden, width, m_.weight_dtype}, hw_)));
+  } else {
+    const std::int64_t width = heads * m_.attention.gqa.head_dim;
+    append(out, layer, label, kernel(opname::o, OpCategory::gemm, gemm({T, m_.hidden, width, m_.weight_dtype}, hw_)));
+  }
+}
+
 void StepBlocks::add_embedding(std::vector<Segment>& out, std::int64_t tokens) const {
   // Embedding lookup: gather one row per token.
   append(out, -1, "embedding",

@@ -36,6 +36,14 @@ namespace ess {
 //             the NVLink forwarding is not priced: it runs beside the RDMA and is 3-4x faster).
 enum class AlltoallDedup { per_copy, per_node };
 
+// Tokens per GPU routed one by one in a MoE pass of thousands of tokens (prefill, and decode steps
+// with a prompt chunk); the rest follow their counts (StepBlocks::add_moe's max_routed). At 16,384
+// tokens per GPU (the LMSYS and DeepSeek prefill batch) routing them all takes ~7 s per step of 32
+// GPUs; sampled, the per-GPU expert rows carry sqrt(T / 2048) ~ 2.8x the routing noise they have
+// (about 1.1% relative per GPU instead of 0.4% at EP32), which the slowest GPU feels.
+// tests/engine/prefill_step_test.cpp bounds the step-time difference against exact routing.
+inline constexpr std::int64_t kRoutedTokensPerPass = 2048;
+
 // The norm kernel of the model's norm type.
 [[nodiscard]] inline NormKind norm_kind(NormType t) { return t == NormType::rms ? NormKind::rms : NormKind::layer; }
 
@@ -62,6 +70,13 @@ class StepBlocks {
   void add_quant(std::vector<Segment>& out, int layer, std::string_view label, std::int64_t tokens,
                  std::int64_t features) const;
 
+  // The attention block's projections of `tokens` tokens, before the attention core: the norm, then
+  // MLA's fused q_a / kv_a down-projection, its RMSNorms, q_b and the indexer's query and key
+  // projections (one quantised hidden state feeds q_a / kv_a and the indexer's key projection, one
+  // quantised q both q_b and the indexer's query projection), or GQA's fused QKV and rope.
+  void add_attention_input(std::vector<Segment>& out, int layer, std::string_view label, std::int64_t tokens) const;
+  // After the core: the output projection of `tokens` tokens (MLA: with its fp8 quantisation).
+  void add_attention_output(std::vector<Segment>& out, int layer, std::string_view label, std::int64_t tokens) const;
   // Embedding lookup of `tokens` tokens.
   void add_embedding(std::vector<Segment>& out, std::int64_t tokens) const;
   void add_dense_mlp(std::vector<Segment>& out, int layer, std::int64_t tokens, int replica) const;
