@@ -1,5 +1,6 @@
 // `ess-sim run` and `ess-sim bench` of a scenario with a "serving" section: arrivals, the
 // step-time table from Simulation runs, the serving loop, its metrics (sim/serving/).
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -74,11 +75,22 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-// The decode loop, after the prefill pool when prefill is disaggregated.
-ServingRun serve(const Scenario& s, const Prepared& p, const StepModel& model) {
-  if (!s.serving->prefill.disaggregated()) return run_serving(s, p.requests, model, p.memory);
-  const StepTable prefill = build_prefill_table(s, prefill_table_grid(s, p.requests));
-  return run_disaggregated(s, p.requests, model, p.memory, prefill);
+// The serving run of each prefill mode: the decode loop alone, after the prefill pool
+// (disaggregated), or with prompt chunks in its steps (colocated). `chunks` receives the chunk
+// model of a colocated run.
+ServingRun serve(const Scenario& s, const Prepared& p, const StepModel& model, ChunkModel* chunks = nullptr) {
+  const PrefillPoolConfig& pf = s.serving->prefill;
+  if (pf.disaggregated()) {
+    const StepTable prefill = build_prefill_table(s, prefill_table_grid(s, p.requests));
+    return run_disaggregated(s, p.requests, model, p.memory, prefill);
+  }
+  if (pf.colocated()) {
+    ChunkModel local;
+    ChunkModel& m = chunks != nullptr ? *chunks : local;
+    m = build_chunk_model(s, p.memory, p.grid, chunk_table_grid(s, p.requests), p.requests);
+    return run_serving(s, p.requests, model, p.memory, &m);
+  }
+  return run_serving(s, p.requests, model, p.memory);
 }
 
 }  // namespace
@@ -125,6 +137,44 @@ nlohmann::ordered_json prefill_checks(const Scenario& s, const StepTable& table,
   return checks;
 }
 
+// The chunk model's error: direct mixed steps (decode batch + chunk) against the decode table plus
+// what the chunk model adds, at chunk sizes between its token grid points, at the middle cached
+// point, at the decode grid's batches between the chunk model's slices.
+double chunk_points(const ChunkModel& m) {
+  double n = 0.0;
+  for (const ChunkSlice& sl : m.slices) n += static_cast<double>(sl.table.points().size()) + 1.0;
+  return n;
+}
+
+nlohmann::ordered_json chunk_checks(const Scenario& s, const StepModel& model, const ChunkModel& chunks, double& worst) {
+  nlohmann::ordered_json checks = nlohmann::ordered_json::array();
+  const bool offload = s.cache.mode == CacheMode::offload;
+  const auto& bs = (offload ? *model.offload : model.gpu).batches();
+  const auto& ts = chunks.slices.front().table.batches();
+  const auto& cs = chunks.slices.front().table.contexts();
+  const std::int64_t cached = (cs.front() + cs.back()) / 2;
+  std::vector<std::int64_t> between;
+  for (const std::int64_t b : bs) {
+    const bool slice = std::any_of(chunks.slices.begin(), chunks.slices.end(), [&](const ChunkSlice& sl) { return sl.batch == b; });
+    if (!slice && b >= chunks.slices.front().batch) between.push_back(b);
+  }
+  for (const std::int64_t b : between) {
+    for (std::size_t i = 0; i + 1 < ts.size(); ++i) {
+      const std::int64_t tokens = (ts[i] + ts[i + 1]) / 2;
+      const double context = static_cast<double>(chunks.context);
+      const double predicted = model.at(static_cast<double>(b), context, offload ? 1.0 : 0.0).time +
+                               chunks.added(static_cast<double>(b), static_cast<double>(tokens), static_cast<double>(cached)).time;
+      const double direct =
+          measure_point(s, offload, b, chunks.context, s.serving->table.steps, {}, PrefillChunk{tokens, cached}).time;
+      const double err = (predicted - direct) / direct;
+      worst = std::max(worst, std::abs(err));
+      checks.push_back({{"batch_per_gpu", b}, {"chunk_tokens", tokens}, {"cached", cached}, {"model_s", predicted},
+                        {"direct_s", direct}, {"error", err}});
+    }
+  }
+  return checks;
+}
+
 }  // namespace
 
 int bench_serving_scenario(const Scenario& s, bool json, std::ostream& out) {
@@ -132,18 +182,24 @@ int bench_serving_scenario(const Scenario& s, bool json, std::ostream& out) {
   Prepared p = prepare(s);
   const StepModel model = build_step_model(s, p.memory, p.grid);
   const bool disaggregated = s.serving->prefill.disaggregated();
+  const bool colocated = s.serving->prefill.colocated();
   const TableGrid prefill_grid = disaggregated ? prefill_table_grid(s, p.requests) : TableGrid{};
   const StepTable prefill_table = disaggregated ? build_prefill_table(s, prefill_grid) : StepTable{};
+  const TableGrid chunk_grid = colocated ? chunk_table_grid(s, p.requests) : TableGrid{};
+  const ChunkModel chunks = colocated ? build_chunk_model(s, p.memory, p.grid, chunk_grid, p.requests) : ChunkModel{};
   const double table_s = seconds_since(t0);
   const auto t1 = std::chrono::steady_clock::now();
   const ServingRun run = disaggregated ? run_disaggregated(s, p.requests, model, p.memory, prefill_table)
-                                       : run_serving(s, p.requests, model, p.memory);
+                                       : run_serving(s, p.requests, model, p.memory, colocated ? &chunks : nullptr);
   const auto serving = serving_json(s, run, model, p.memory);
   const double loop_s = seconds_since(t1);
   const double total_s = seconds_since(t0);
   double prefill_worst = 0.0;
   const nlohmann::ordered_json pchecks = disaggregated ? prefill_checks(s, prefill_table, prefill_worst) : nlohmann::ordered_json::array();
-  const double prefill_points = static_cast<double>(prefill_grid.batches.size() * prefill_grid.contexts.size());
+  const double prefill_points = static_cast<double>(prefill_grid.batches.size() * prefill_grid.contexts.size()) +
+                                (colocated ? chunk_points(chunks) : 0.0);
+  double chunk_worst = 0.0;
+  const nlohmann::ordered_json cchecks = colocated ? chunk_checks(s, model, chunks, chunk_worst) : nlohmann::ordered_json::array();
   // The table's interpolation error: direct runs at the midpoints between consecutive batch grid
   // points, at the middle of the context range (not part of the timed run).
   const bool offload = s.cache.mode == CacheMode::offload;
@@ -178,7 +234,9 @@ int bench_serving_scenario(const Scenario& s, bool json, std::ostream& out) {
                                   {"interpolation_checks", checks},
                                   {"interpolation_max_abs_error", worst},
                                   {"prefill_interpolation_checks", pchecks},
-                                  {"prefill_interpolation_max_abs_error", prefill_worst}}
+                                  {"prefill_interpolation_max_abs_error", prefill_worst},
+                                  {"chunk_checks", cchecks},
+                                  {"chunk_max_abs_error", chunk_worst}}
                .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
         << "\n";
     return 0;
@@ -206,6 +264,21 @@ int bench_serving_scenario(const Scenario& s, bool json, std::ostream& out) {
       std::snprintf(buf, sizeof buf, "    tokens/GPU %6lld prompt %7lld: table %.3f ms, direct %.3f ms (%+.2f%%)\n",
                     static_cast<long long>(c.at("tokens_per_gpu").get<std::int64_t>()),
                     static_cast<long long>(c.at("prompt").get<std::int64_t>()), c.at("table_s").get<double>() * 1e3,
+                    c.at("direct_s").get<double>() * 1e3, c.at("error").get<double>() * 100);
+      out << buf;
+    }
+  }
+  if (colocated) {
+    std::snprintf(buf, sizeof buf,
+                  "  chunk model          max |error| %.2f%% at %zu mixed steps between its grid points and slices "
+                  "(direct runs, not timed)\n",
+                  chunk_worst * 100, cchecks.size());
+    out << buf;
+    for (const auto& c : cchecks) {
+      std::snprintf(buf, sizeof buf, "    batch %3lld + chunk %6lld after %7lld: model %.3f ms, direct %.3f ms (%+.2f%%)\n",
+                    static_cast<long long>(c.at("batch_per_gpu").get<std::int64_t>()),
+                    static_cast<long long>(c.at("chunk_tokens").get<std::int64_t>()),
+                    static_cast<long long>(c.at("cached").get<std::int64_t>()), c.at("model_s").get<double>() * 1e3,
                     c.at("direct_s").get<double>() * 1e3, c.at("error").get<double>() * 100);
       out << buf;
     }

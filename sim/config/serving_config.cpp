@@ -220,7 +220,11 @@ ServingConfig read_serving(ObjectReader& r, const std::string& scenario_dir) {
     if (p.disaggregated()) {
       p.instances = static_cast<int>(pf.integer("instances", Range::closed(1, 4096)));
       p.nodes_per_instance = static_cast<int>(pf.integer_or("nodes_per_instance", Range::closed(1, 1024), 1));
-      p.tokens_per_gpu = pf.integer_or("tokens_per_gpu", Range::closed(1, static_cast<double>(kMaxTokensPerStep)), 16384);
+      p.tokens_per_gpu = pf.integer_or("tokens_per_gpu", Range::closed(1, static_cast<double>(kMaxTokensPerStep)),
+                                       kDisaggregatedTokensPerGpu);
+    } else if (p.colocated()) {
+      p.tokens_per_gpu = pf.integer_or("tokens_per_gpu", Range::closed(1, static_cast<double>(kMaxTokensPerStep)),
+                                       kColocatedTokensPerGpu);
     }
     pf.finish();
   }

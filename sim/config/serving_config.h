@@ -81,21 +81,32 @@ struct CostConfig {
   [[nodiscard]] bool any() const { return gpu_hour_usd || host_dram_gb_hour_usd || energy_kwh_usd; }
 };
 
-// Where the prompts are prefilled (sim/serving/prefill_pool.h).
+// Where the prompts are prefilled.
 //   none          the requests arrive prefilled, their caches already on the decode GPUs: TTFT
 //                 leaves out prefill and the cache transfer (what serving runs did before).
 //   disaggregated `instances` prefill instances of `nodes_per_instance` nodes each, of the scenario's
 //                 hardware, model and engine (attention DP and EP over the instance's GPUs, the
 //                 scenario's execution), `tokens_per_gpu` prompt tokens per GPU per step; each
 //                 request's cache then crosses the network to its decode GPU (ESS: the full latent
-//                 cache to pinned host memory, the pool loaded from the prefill's last selections).
-inline const std::vector<std::string> kPrefillModes = {"none", "disaggregated"};
+//                 cache to pinned host memory, the pool loaded from the prefill's last selections)
+//                 (sim/serving/prefill_pool.h).
+//   colocated     the decode GPUs prefill too: every step each GPU runs its decode tokens and, up to
+//                 `tokens_per_gpu` tokens in all, chunks of the prompts admitted to it (vLLM's
+//                 max_num_batched_tokens, SGLang's chunked_prefill_size, TensorRT-LLM's
+//                 max_num_tokens), priced as one step (sim/serving/serving_loop.h).
+inline const std::vector<std::string> kPrefillModes = {"none", "disaggregated", "colocated"};
+// Default step budgets: a disaggregated prefill step of 16,384 tokens per GPU (the LMSYS and
+// DeepSeek prefill batch); a colocated step of 8,192 (SGLang's chunked_prefill_size for 35-160 GB
+// GPUs, server_args.py).
+inline constexpr std::int64_t kDisaggregatedTokensPerGpu = 16384;
+inline constexpr std::int64_t kColocatedTokensPerGpu = 8192;
 struct PrefillPoolConfig {
   std::string mode = "none";
   int instances = 0;
   int nodes_per_instance = 1;
-  std::int64_t tokens_per_gpu = 16384;
+  std::int64_t tokens_per_gpu = kDisaggregatedTokensPerGpu;
   [[nodiscard]] bool disaggregated() const { return mode == "disaggregated"; }
+  [[nodiscard]] bool colocated() const { return mode == "colocated"; }
 };
 
 struct ServingConfig {

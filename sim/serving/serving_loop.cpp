@@ -41,16 +41,79 @@ std::int64_t model_cap(const StepModel& model, std::int64_t bound, double contex
 
 std::uint64_t acceptance_seed(std::uint64_t scenario_seed) { return Rng(scenario_seed ^ kAcceptanceSalt).next(); }
 
-ServingRun run_serving(const Scenario& s, const std::vector<Request>& requests, const StepModel& model,
-                       const ServingMemory& memory) {
-  if (!s.serving) throw std::logic_error("run_serving: the scenario has no serving section");
-  const ServingConfig& cfg = *s.serving;
-  const int gpus = s.hardware.total_gpus();
-  const double acceptance = s.workload.mtp.acceptance;
-  const auto whole = static_cast<std::int64_t>(std::floor(acceptance));
-  const double extra = acceptance - static_cast<double>(whole);
-  const int depth = s.workload.mtp.depth;
+namespace {
 
+// A request admitted to a GPU in colocated mode whose prompt is still being prefilled.
+struct Prefilling {
+  Active a;                  // where it runs and what it holds; `context` counts the prompt done
+  std::int64_t taking = 0;   // prompt tokens in the current step
+};
+
+class Loop {
+ public:
+  Loop(const Scenario& s, const std::vector<Request>& requests, const StepModel& model, const ServingMemory& memory,
+       const ChunkModel* chunks);
+  ServingRun run();
+
+ private:
+  // Admission at time t, FCFS without overtaking; sets cap_binding_ and memory_blocked_.
+  void admit(double t);
+  // Colocated mode: this step's prompt chunks per GPU under the token budget (taking), and what they add.
+  ChunkCost plan_chunks(double batch, std::int64_t& tokens);
+  // One step at t; returns its end.
+  double step(double t);
+  // Tokens of the step's end for decoding requests, and prompts whose last chunk ran.
+  void advance_decoding(double end, ServingStep& step);
+  void advance_prefilling(double end);
+  void release(const Active& a);
+
+  const Scenario& s_;
+  const std::vector<Request>& requests_;
+  const StepModel& model_;
+  const ServingMemory& memory_;
+  const ChunkModel* chunks_;
+  const ServingConfig& cfg_;
+  int gpus_;
+  std::int64_t whole_;
+  double extra_;
+  int depth_;
+  ServingRun run_;
+  std::optional<BatchController> controller_;
+  std::vector<std::int64_t> on_gpu_;    // requests admitted to each GPU (decoding and prefilling)
+  std::vector<std::int64_t> decoding_;  // of them, decoding
+  std::vector<double> hbm_used_;
+  std::vector<double> host_used_;
+  std::vector<Active> active_;            // decoding
+  std::vector<Prefilling> prefilling_;    // colocated: admitted, prompt not done, in admission order
+  std::deque<std::size_t> queue_;
+  Rng accept_root_;
+  std::optional<GpuPower> power_;
+  double energy_ = 0.0;
+  bool cap_binding_ = false;
+  bool memory_blocked_ = false;
+};
+
+Loop::Loop(const Scenario& s, const std::vector<Request>& requests, const StepModel& model, const ServingMemory& memory,
+           const ChunkModel* chunks)
+    : s_(s),
+      requests_(requests),
+      model_(model),
+      memory_(memory),
+      chunks_(chunks),
+      cfg_(*s.serving),
+      gpus_(s.hardware.total_gpus()),
+      whole_(static_cast<std::int64_t>(std::floor(s.workload.mtp.acceptance))),
+      extra_(s.workload.mtp.acceptance - std::floor(s.workload.mtp.acceptance)),
+      depth_(s.workload.mtp.depth),
+      on_gpu_(static_cast<std::size_t>(gpus_), 0),
+      decoding_(static_cast<std::size_t>(gpus_), 0),
+      hbm_used_(static_cast<std::size_t>(gpus_), 0.0),
+      host_used_(static_cast<std::size_t>(memory.sockets()), 0.0),
+      accept_root_(acceptance_seed(s.seed)),
+      power_(s.hardware.gpu.power) {
+  if (cfg_.prefill.colocated() != (chunks != nullptr)) {
+    throw std::logic_error("run_serving: colocated prefill needs the chunk model, and only it");
+  }
   // A request no empty GPU can hold would wait forever: bad input, named before the run.
   for (const auto& r : requests) {
     const std::int64_t tokens = r.prompt_tokens + r.output_tokens;
@@ -63,10 +126,9 @@ ServingRun run_serving(const Scenario& s, const std::vector<Request>& requests, 
                             " after weights, activations, runtime and reserve: shorten the requests or use more GPUs");
     }
   }
-  ServingRun run;
-  run.batch_bound = memory.batch_bound();
-  run.requests.reserve(requests.size());
-  for (const auto& r : requests) run.requests.push_back(RequestOutcome{r});
+  run_.batch_bound = memory.batch_bound();
+  run_.requests.reserve(requests.size());
+  for (const auto& r : requests) run_.requests.push_back(RequestOutcome{r});
 
   double context_sum = 0.0;
   std::int64_t context_n = 0;
@@ -75,160 +137,265 @@ ServingRun run_serving(const Scenario& s, const std::vector<Request>& requests, 
     ++context_n;
   }
   const double typical_context = context_n > 0 ? context_sum / static_cast<double>(context_n) : 1.0;
-  const auto& cc = cfg.controller;
-  run.initial_cap = cc.initial_cap == "max" ? run.batch_bound
-                                            : model_cap(model, run.batch_bound, typical_context, memory.offload() ? 1.0 : 0.0,
-                                                        cc.headroom * cc.p99_target.value());
-  BatchController controller(cc, run.initial_cap, run.batch_bound);
+  const auto& cc = cfg_.controller;
+  run_.initial_cap = cc.initial_cap == "max" ? run_.batch_bound
+                                             : model_cap(model, run_.batch_bound, typical_context, memory.offload() ? 1.0 : 0.0,
+                                                         cc.headroom * cc.p99_target.value());
+  controller_.emplace(cc, run_.initial_cap, run_.batch_bound);
+}
 
-  std::vector<std::int64_t> on_gpu(static_cast<std::size_t>(gpus), 0);
-  std::vector<double> hbm_used(static_cast<std::size_t>(gpus), 0.0);
-  std::vector<double> host_used(static_cast<std::size_t>(memory.sockets()), 0.0);
-  std::vector<Active> active;
-  std::deque<std::size_t> queue;
-  const Rng accept_root(acceptance_seed(s.seed));
-  std::optional<GpuPower> power = s.hardware.gpu.power;
-  double energy = 0.0;
-  const double stop = cfg.duration.value() + cfg.drain_limit.value();
+void Loop::admit(double t) {
+  cap_binding_ = false;
+  memory_blocked_ = false;
+  while (!queue_.empty()) {
+    const std::size_t i = queue_.front();
+    const Request& r = requests_[i];
+    const std::int64_t tokens = r.prompt_tokens + r.output_tokens;
+    int chosen = -1;
+    bool chosen_offloaded = false;
+    bool room_but_capped = false;
+    for (int g = 0; g < gpus_; ++g) {
+      const auto gi = static_cast<std::size_t>(g);
+      bool offloaded = false;
+      Footprint f = memory_.gpu_only(tokens);
+      if (memory_.offload()) {
+        const Footprint o = memory_.offloaded(tokens);
+        const int socket = memory_.socket_of(g);
+        if (host_used_[static_cast<std::size_t>(socket)] + o.host <= memory_.host_budget()) {
+          f = o;
+          offloaded = true;
+        }
+      }
+      if (hbm_used_[gi] + f.hbm > memory_.hbm_budget()) continue;
+      if (on_gpu_[gi] >= controller_->cap()) {
+        room_but_capped = true;
+        continue;
+      }
+      if (chosen < 0 || on_gpu_[gi] < on_gpu_[static_cast<std::size_t>(chosen)]) {
+        chosen = g;
+        chosen_offloaded = offloaded;
+      }
+    }
+    if (chosen < 0) {
+      cap_binding_ = room_but_capped;
+      memory_blocked_ = !room_but_capped;
+      break;
+    }
+    queue_.pop_front();
+    Active a;
+    a.index = i;
+    a.gpu = chosen;
+    a.socket = memory_.socket_of(chosen);
+    a.offloaded = chosen_offloaded;
+    a.footprint = chosen_offloaded ? memory_.offloaded(tokens) : memory_.gpu_only(tokens);
+    a.context = r.prompt_tokens;
+    a.remaining = r.output_tokens;
+    a.tokens = accept_root_.fork(static_cast<std::uint64_t>(r.id));
+    const auto ci = static_cast<std::size_t>(chosen);
+    ++on_gpu_[ci];
+    hbm_used_[ci] += a.footprint.hbm;
+    host_used_[static_cast<std::size_t>(a.socket)] += a.footprint.host;
+    run_.hbm_peak = std::max(run_.hbm_peak, hbm_used_[ci]);
+    run_.host_peak = std::max(run_.host_peak, host_used_[static_cast<std::size_t>(a.socket)]);
+    if (memory_.offload() && !chosen_offloaded) ++run_.fallback_requests;
+    auto& out = run_.requests[i];
+    out.gpu = chosen;
+    out.offloaded = chosen_offloaded;
+    out.admitted = t;
+    if (chunks_ != nullptr) {
+      a.context = 0;  // prompt tokens prefilled so far
+      prefilling_.push_back(Prefilling{std::move(a)});
+    } else {
+      ++decoding_[ci];
+      active_.push_back(std::move(a));
+    }
+  }
+}
 
+ChunkCost Loop::plan_chunks(double batch, std::int64_t& tokens) {
+  // Decode tokens first (every decoding request's query tokens), then prompts in admission order.
+  std::vector<std::int64_t> left(static_cast<std::size_t>(gpus_));
+  for (std::size_t g = 0; g < left.size(); ++g) {
+    left[g] = std::max<std::int64_t>(0, cfg_.prefill.tokens_per_gpu - decoding_[g] * depth_);
+  }
+  std::vector<std::int64_t> chunk(left.size(), 0);
+  std::vector<double> pairs(left.size(), 0.0);
+  for (Prefilling& p : prefilling_) {
+    const auto g = static_cast<std::size_t>(p.a.gpu);
+    const std::int64_t prompt = requests_[p.a.index].prompt_tokens;
+    p.taking = std::min(left[g], prompt - p.a.context);
+    if (p.taking <= 0) continue;
+    left[g] -= p.taking;
+    chunk[g] += p.taking;
+    const auto n = static_cast<double>(p.taking);
+    pairs[g] += n * static_cast<double>(p.a.context) + n * (n + 1.0) / 2.0;
+  }
+  // A GPU's chunks are priced as one chunk of their tokens with their causal key pairs (its cached
+  // tokens from the pairs, none when several short prompts have fewer pairs than one chunk); the
+  // step waits for the GPU whose chunks add the most.
+  ChunkCost worst;
+  tokens = 0;
+  for (std::size_t g = 0; g < chunk.size(); ++g) {
+    if (chunk[g] == 0) continue;
+    tokens += chunk[g];
+    const auto c = static_cast<double>(chunk[g]);
+    const double cached = std::max(0.0, (pairs[g] - c * (c + 1.0) / 2.0) / c);
+    const ChunkCost added = chunks_->added(batch, c, cached);
+    if (added.time > worst.time) worst = added;
+  }
+  return worst;
+}
+
+double Loop::step(double t) {
+  ServingStep step;
+  step.start = t;
+  std::int64_t batch_max = 0;
+  for (auto n : decoding_) batch_max = std::max(batch_max, n);
+  std::int64_t requests_max = 0;
+  for (auto n : on_gpu_) requests_max = std::max(requests_max, n);
+  double contexts = 0.0;
+  std::int64_t offloaded = 0;
+  for (const auto& a : active_) {
+    contexts += static_cast<double>(a.context);
+    offloaded += a.offloaded ? 1 : 0;
+  }
+  const double n = static_cast<double>(active_.size());
+  step.batch_max = static_cast<std::int32_t>(batch_max);
+  step.active = static_cast<std::int32_t>(active_.size() + prefilling_.size());
+  step.queued = static_cast<std::int32_t>(queue_.size());
+  step.cap = static_cast<std::int32_t>(controller_->cap());
+  StepPoint p;
+  if (active_.empty()) {
+    // Only prompt chunks: the chunk model's smallest-batch step stands for the decode part.
+    p = chunks_->slices.front().reference;
+  } else {
+    step.context_mean = contexts / n;
+    step.offloaded_share = memory_.offload() ? static_cast<double>(offloaded) / n : 0.0;
+    p = model_.at(static_cast<double>(batch_max), step.context_mean, step.offloaded_share);
+  }
+  step.time = p.time;
+  step.utilization = std::clamp(p.utilization, 0.0, 1.0);
+  if (chunks_ != nullptr) {
+    std::int64_t tokens = 0;
+    const ChunkCost added = plan_chunks(active_.empty() ? static_cast<double>(chunks_->slices.front().batch) : static_cast<double>(batch_max), tokens);
+    if (tokens > 0) {
+      const double busy = p.utilization * p.time + added.busy;
+      step.time = p.time + added.time;
+      step.utilization = std::clamp(busy / step.time, 0.0, 1.0);
+      step.prefill_tokens = tokens;
+      step.prefill_time = added.time;
+    }
+  }
+  if (power_) {
+    energy_ += gpus_ * (power_->idle.value() + (power_->busy.value() - power_->idle.value()) * step.utilization) * step.time;
+  }
+  const double end = t + step.time;
+  step.chunks.assign(static_cast<std::size_t>(depth_) + 1, 0);
+  advance_decoding(end, step);
+  if (chunks_ != nullptr) advance_prefilling(end);
+  if (memory_blocked_) ++run_.blocked_by_memory_steps;
+  // The controller holds the decode part of the step under its target: the chunks' part is what the
+  // token budget allows.
+  controller_->observe(end, step.time - step.prefill_time, requests_max, cap_binding_);
+  run_.steps.push_back(std::move(step));
+  return end;
+}
+
+void Loop::release(const Active& a) {
+  const auto gi = static_cast<std::size_t>(a.gpu);
+  --on_gpu_[gi];
+  hbm_used_[gi] -= a.footprint.hbm;
+  host_used_[static_cast<std::size_t>(a.socket)] -= a.footprint.host;
+}
+
+void Loop::advance_decoding(double end, ServingStep& step) {
+  for (std::size_t k = 0; k < active_.size();) {
+    Active& a = active_[k];
+    std::int64_t got = whole_ + (extra_ > 0.0 && a.tokens.uniform() < extra_ ? 1 : 0);
+    got = std::min(got, a.remaining);
+    a.remaining -= got;
+    a.context += got;
+    auto& out = run_.requests[a.index];
+    out.generated += got;
+    if (a.first) {
+      out.first_token = end;
+      a.first = false;
+    } else {
+      ++step.chunks[static_cast<std::size_t>(got)];
+    }
+    if (a.remaining > 0) {
+      ++k;
+      continue;
+    }
+    out.finish = end;
+    --decoding_[static_cast<std::size_t>(a.gpu)];
+    release(a);
+    active_[k] = std::move(active_.back());
+    active_.pop_back();
+  }
+}
+
+void Loop::advance_prefilling(double end) {
+  // A prompt whose last chunk ran has its first token at the step's end (the LM head on its last
+  // token); it decodes from the next step on.
+  std::vector<Prefilling> still;
+  for (Prefilling& p : prefilling_) {
+    p.a.context += p.taking;
+    p.taking = 0;
+    const Request& r = requests_[p.a.index];
+    if (p.a.context < r.prompt_tokens) {
+      still.push_back(std::move(p));
+      continue;
+    }
+    auto& out = run_.requests[p.a.index];
+    out.first_token = end;
+    out.generated = 1;
+    p.a.first = false;
+    p.a.remaining = r.output_tokens - 1;
+    if (p.a.remaining <= 0) {
+      out.finish = end;
+      release(p.a);
+      continue;
+    }
+    ++decoding_[static_cast<std::size_t>(p.a.gpu)];
+    active_.push_back(std::move(p.a));
+  }
+  prefilling_ = std::move(still);
+}
+
+ServingRun Loop::run() {
+  const double stop = cfg_.duration.value() + cfg_.drain_limit.value();
   std::size_t next = 0;
   double t = 0.0;
   while (true) {
-    while (next < requests.size() && requests[next].arrival <= t) queue.push_back(next++);
-    // Admission: FCFS, no overtaking.
-    bool cap_binding = false;
-    bool memory_blocked = false;
-    while (!queue.empty()) {
-      const std::size_t i = queue.front();
-      const Request& r = requests[i];
-      const std::int64_t tokens = r.prompt_tokens + r.output_tokens;
-      int chosen = -1;
-      bool chosen_offloaded = false;
-      bool room_but_capped = false;
-      for (int g = 0; g < gpus; ++g) {
-        const auto gi = static_cast<std::size_t>(g);
-        bool offloaded = false;
-        Footprint f = memory.gpu_only(tokens);
-        if (memory.offload()) {
-          const Footprint o = memory.offloaded(tokens);
-          const int socket = memory.socket_of(g);
-          if (host_used[static_cast<std::size_t>(socket)] + o.host <= memory.host_budget()) {
-            f = o;
-            offloaded = true;
-          }
-        }
-        if (hbm_used[gi] + f.hbm > memory.hbm_budget()) continue;
-        if (on_gpu[gi] >= controller.cap()) {
-          room_but_capped = true;
-          continue;
-        }
-        if (chosen < 0 || on_gpu[gi] < on_gpu[static_cast<std::size_t>(chosen)]) {
-          chosen = g;
-          chosen_offloaded = offloaded;
-        }
-      }
-      if (chosen < 0) {
-        cap_binding = room_but_capped;
-        memory_blocked = !room_but_capped;
-        break;
-      }
-      queue.pop_front();
-      Active a;
-      a.index = i;
-      a.gpu = chosen;
-      a.socket = memory.socket_of(chosen);
-      a.offloaded = chosen_offloaded;
-      a.footprint = chosen_offloaded ? memory.offloaded(tokens) : memory.gpu_only(tokens);
-      a.context = r.prompt_tokens;
-      a.remaining = r.output_tokens;
-      a.tokens = accept_root.fork(static_cast<std::uint64_t>(r.id));
-      const auto ci = static_cast<std::size_t>(chosen);
-      ++on_gpu[ci];
-      hbm_used[ci] += a.footprint.hbm;
-      host_used[static_cast<std::size_t>(a.socket)] += a.footprint.host;
-      run.hbm_peak = std::max(run.hbm_peak, hbm_used[ci]);
-      run.host_peak = std::max(run.host_peak, host_used[static_cast<std::size_t>(a.socket)]);
-      if (memory.offload() && !chosen_offloaded) ++run.fallback_requests;
-      auto& out = run.requests[i];
-      out.gpu = chosen;
-      out.offloaded = chosen_offloaded;
-      out.admitted = t;
-      active.push_back(std::move(a));
-    }
-    if (active.empty()) {
-      if (!queue.empty()) {
+    while (next < requests_.size() && requests_[next].arrival <= t) queue_.push_back(next++);
+    admit(t);
+    if (active_.empty() && prefilling_.empty()) {
+      if (!queue_.empty()) {
         throw std::logic_error("serving: the queue's head cannot be admitted to an empty node (checked before the run)");
       }
-      if (next >= requests.size()) break;
-      const double gap = requests[next].arrival - t;
-      run.idle_time += gap;
-      if (power) energy += gpus * power->idle.value() * gap;
-      t = requests[next].arrival;
+      if (next >= requests_.size()) break;
+      const double gap = requests_[next].arrival - t;
+      run_.idle_time += gap;
+      if (power_) energy_ += gpus_ * power_->idle.value() * gap;
+      t = requests_[next].arrival;
       continue;
     }
     if (t >= stop) break;
-
-    // One decode step.
-    ServingStep step;
-    step.start = t;
-    std::int64_t batch_max = 0;
-    for (auto n : on_gpu) batch_max = std::max(batch_max, n);
-    double contexts = 0.0;
-    std::int64_t offloaded = 0;
-    for (const auto& a : active) {
-      contexts += static_cast<double>(a.context);
-      offloaded += a.offloaded ? 1 : 0;
-    }
-    const double n = static_cast<double>(active.size());
-    step.batch_max = static_cast<std::int32_t>(batch_max);
-    step.active = static_cast<std::int32_t>(active.size());
-    step.queued = static_cast<std::int32_t>(queue.size());
-    step.cap = static_cast<std::int32_t>(controller.cap());
-    step.context_mean = contexts / n;
-    step.offloaded_share = memory.offload() ? static_cast<double>(offloaded) / n : 0.0;
-    const StepPoint p = model.at(static_cast<double>(batch_max), step.context_mean, step.offloaded_share);
-    step.time = p.time;
-    step.utilization = std::clamp(p.utilization, 0.0, 1.0);
-    if (power) {
-      energy += gpus * (power->idle.value() + (power->busy.value() - power->idle.value()) * step.utilization) * step.time;
-    }
-    const double end = t + step.time;
-    step.chunks.assign(static_cast<std::size_t>(depth) + 1, 0);
-    for (std::size_t k = 0; k < active.size();) {
-      Active& a = active[k];
-      std::int64_t got = whole + (extra > 0.0 && a.tokens.uniform() < extra ? 1 : 0);
-      got = std::min(got, a.remaining);
-      a.remaining -= got;
-      a.context += got;
-      auto& out = run.requests[a.index];
-      out.generated += got;
-      if (a.first) {
-        out.first_token = end;
-        a.first = false;
-      } else {
-        ++step.chunks[static_cast<std::size_t>(got)];
-      }
-      if (a.remaining > 0) {
-        ++k;
-        continue;
-      }
-      out.finish = end;
-      const auto gi = static_cast<std::size_t>(a.gpu);
-      --on_gpu[gi];
-      hbm_used[gi] -= a.footprint.hbm;
-      host_used[static_cast<std::size_t>(a.socket)] -= a.footprint.host;
-      active[k] = std::move(active.back());
-      active.pop_back();
-    }
-    if (memory_blocked) ++run.blocked_by_memory_steps;
-    controller.observe(end, step.time, batch_max, cap_binding);
-    run.steps.push_back(std::move(step));
-    t = end;
+    t = step(t);
   }
-  run.end_time = t;
-  run.cap_changes = controller.changes();
-  if (power) run.energy = energy;
-  return run;
+  run_.end_time = t;
+  run_.cap_changes = controller_->changes();
+  if (power_) run_.energy = energy_;
+  return std::move(run_);
+}
+
+}  // namespace
+
+ServingRun run_serving(const Scenario& s, const std::vector<Request>& requests, const StepModel& model,
+                       const ServingMemory& memory, const ChunkModel* chunks) {
+  if (!s.serving) throw std::logic_error("run_serving: the scenario has no serving section");
+  return Loop(s, requests, model, memory, chunks).run();
 }
 
 ServingRun run_disaggregated(const Scenario& s, const std::vector<Request>& requests, const StepModel& model,

@@ -18,6 +18,15 @@
 //  5. the controller sees the step; finished requests free their memory.
 // The run ends when every request has finished, or at duration + drain_limit (the rest are
 // reported incomplete).
+//
+// Colocated prefill (serving.prefill.mode "colocated"): an admitted request first prefills on its
+// GPU. Each step a GPU spends serving.prefill.tokens_per_gpu tokens: its decoding requests' query
+// tokens first, the rest on chunks of its prefilling prompts in admission order (vLLM's and
+// SGLang's decode-first chunked prefill). The step costs the decode step of the decoding requests
+// plus what the chunks of the GPU whose chunks cost the most add (ChunkModel, step_table.h); a
+// step with chunks only costs the chunk model's mixed step. A prompt whose last chunk ran has its
+// first token at the step's end (TTFT) and decodes from the next step; its HBM and host memory
+// are held from admission.
 #pragma once
 
 #include <cstdint>
@@ -49,11 +58,14 @@ struct ServingStep {
   double time = 0.0;
   double utilization = 0.0;
   std::int32_t batch_max = 0;  // requests on the fullest GPU
-  std::int32_t active = 0;     // requests in the batch, all GPUs
+  std::int32_t active = 0;     // requests in the batch (decoding or, colocated, prefilling), all GPUs
   std::int32_t queued = 0;     // waiting after admission
   std::int32_t cap = 0;        // the controller's cap during the step
-  double context_mean = 0.0;
+  double context_mean = 0.0;      // decoding requests (0 when none)
   double offloaded_share = 0.0;
+  // Colocated prefill: prompt tokens prefilled in the step (all GPUs) and the time they added.
+  std::int64_t prefill_tokens = 0;
+  double prefill_time = 0.0;
   // Inter-token gaps of this step: chunks[k] requests got k tokens at its end after an earlier
   // chunk (their first chunk is their TTFT, not an ITL).
   std::vector<std::int32_t> chunks;
@@ -84,9 +96,10 @@ struct ServingRun {
 [[nodiscard]] ServingRun run_disaggregated(const Scenario& s, const std::vector<Request>& requests, const StepModel& model,
                                            const ServingMemory& memory, const StepTable& prefill_table);
 
-// `gpus`: the scenario's GPUs (attention data parallelism, tensor_parallel 1).
+// `gpus`: the scenario's GPUs (attention data parallelism, tensor_parallel 1). `chunks`: the chunk
+// model, given exactly when serving.prefill.mode is "colocated".
 [[nodiscard]] ServingRun run_serving(const Scenario& s, const std::vector<Request>& requests, const StepModel& model,
-                                     const ServingMemory& memory);
+                                     const ServingMemory& memory, const ChunkModel* chunks = nullptr);
 
 // The seed of the accepted-token streams (one per request, forked by request id).
 [[nodiscard]] std::uint64_t acceptance_seed(std::uint64_t scenario_seed);

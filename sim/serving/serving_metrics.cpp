@@ -106,8 +106,37 @@ Distribution weighted_distribution(std::vector<std::pair<double, double>> vw) {
   return d;
 }
 
-nlohmann::ordered_json prefill_json(const Scenario& s, const ServingRun& run, double duration) {
+// Colocated prefill: how much of the steps went to prompt chunks, and how long prompts took from
+// admission to their first token.
+nlohmann::ordered_json colocated_json(const PrefillPoolConfig& cfg, const ServingRun& run) {
+  std::int64_t with = 0;
+  double tokens = 0.0;
+  double added = 0.0;
+  double busy = 0.0;
+  for (const ServingStep& st : run.steps) {
+    busy += st.time;
+    if (st.prefill_tokens == 0) continue;
+    ++with;
+    tokens += static_cast<double>(st.prefill_tokens);
+    added += st.prefill_time;
+  }
+  std::vector<double> prefill;
+  for (const RequestOutcome& r : run.requests) {
+    if (r.first_token >= 0.0) prefill.push_back(r.first_token - r.admitted);
+  }
+  return {{"mode", cfg.mode},
+          {"tokens_per_gpu", cfg.tokens_per_gpu},
+          {"steps_with_prefill", with},
+          {"prefill_tokens", tokens},
+          // Step time the chunks added, over all step time.
+          {"prefill_time_share", busy > 0 ? added / busy : 0.0},
+          {"chunk_tokens_per_step_mean", with > 0 ? tokens / static_cast<double>(with) : 0.0},
+          {"prefill_s", to_json(distribution(prefill))}};
+}
+
+nlohmann::ordered_json prefill_json(const Scenario& s, const ServingRun& run) {
   const PrefillPoolConfig& cfg = s.serving->prefill;
+  if (cfg.colocated()) return colocated_json(cfg, run);
   if (!run.prefill) {
     return {{"mode", cfg.mode}, {"note", "requests arrive prefilled: TTFT and E2E latency leave out prefill and the cache transfer"}};
   }
@@ -125,7 +154,6 @@ nlohmann::ordered_json prefill_json(const Scenario& s, const ServingRun& run, do
   }
   // Over the prefill pool's own span (its first arrival to its last step), not the decode run's.
   const double capacity = static_cast<double>(cfg.instances) * pf.end_time;
-  (void)duration;
   return {{"mode", cfg.mode},
           {"instances", cfg.instances},
           {"nodes_per_instance", cfg.nodes_per_instance},
@@ -228,7 +256,7 @@ nlohmann::ordered_json serving_json(const Scenario& s, const ServingRun& run, co
                      {"requests_per_s", per_s(static_cast<double>(completed))},
                      {"input_tokens_per_s", per_s(input_completed)},
                      {"output_tokens_per_s_per_gpu", per_s(output_completed) / all_gpus}};
-  j["prefill"] = prefill_json(s, run, duration);
+  j["prefill"] = prefill_json(s, run);
   const auto slo_value = [](const std::optional<Seconds>& v) {
     return v ? nlohmann::ordered_json(v->value()) : nlohmann::ordered_json(nullptr);
   };
@@ -381,6 +409,14 @@ std::string serving_table(const Scenario& s, const nlohmann::ordered_json& j) {
                                         ms(get(pf, {"transfer_s", "mean"})));
     line("TTFT mean / p99", ms(get(j, {"ttft_s", "mean"})) + " / " + ms(get(j, {"ttft_s", "p99"})) +
                                 " (prefill, cache transfer and first decode step)");
+  } else if (pf.contains("steps_with_prefill")) {
+    line("prefill (colocated)", num("%.0f", get(pf, {"tokens_per_gpu"})) + " tokens per GPU per step; chunks in " +
+                                    num("%.0f", get(pf, {"steps_with_prefill"})) + " steps (" +
+                                    num("%.0f tokens mean", get(pf, {"chunk_tokens_per_step_mean"})) + "), " +
+                                    num("%.0f%% of step time", 100.0 * get(pf, {"prefill_time_share"})) +
+                                    "; admission to first token mean " + ms(get(pf, {"prefill_s", "mean"})));
+    line("TTFT mean / p99", ms(get(j, {"ttft_s", "mean"})) + " / " + ms(get(j, {"ttft_s", "p99"})) +
+                                " (queue and chunked prefill beside decode)");
   } else {
     line("TTFT mean / p99", ms(get(j, {"ttft_s", "mean"})) + " / " + ms(get(j, {"ttft_s", "p99"})) +
                                 " (prefill not simulated: serving.prefill.mode none)");

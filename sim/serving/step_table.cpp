@@ -59,4 +59,41 @@ StepPoint StepModel::at(double batch, double context, double offloaded_share) co
   return {g.time + f * (o.time - g.time), g.utilization + f * (o.utilization - g.utilization)};
 }
 
+ChunkCost ChunkModel::added(double batch, double tokens, double cached) const {
+  if (slices.empty()) throw std::logic_error("ChunkModel: no slices");
+  if (tokens <= 0.0) return {};
+  const auto added_at = [&](const ChunkSlice& sl, double t, double c) {
+    const StepPoint m = sl.table.at(t, c);
+    return ChunkCost{m.time - sl.reference.time, m.utilization * m.time - sl.reference.utilization * sl.reference.time};
+  };
+  const ChunkSlice& first = slices.front();
+  const double smallest = static_cast<double>(first.table.batches().front());
+  const double share = std::min(1.0, tokens / smallest);  // below the grid: in proportion
+  const double t = std::max(tokens, smallest);
+  ChunkCost out = added_at(first, t, cached);
+  // The change with the batch, at the slices' common cached point.
+  std::size_t k = 0;
+  while (k + 1 < slices.size() && batch > static_cast<double>(slices[k + 1].batch)) ++k;
+  if (k + 1 < slices.size() && batch > static_cast<double>(first.batch)) {
+    const double mid = static_cast<double>(slices[k + 1].table.contexts().front());
+    const ChunkCost base = added_at(first, t, mid);
+    const ChunkCost a = added_at(slices[k], t, mid);
+    const ChunkCost b = added_at(slices[k + 1], t, mid);
+    const double w = std::clamp((batch - static_cast<double>(slices[k].batch)) /
+                                    static_cast<double>(slices[k + 1].batch - slices[k].batch),
+                                0.0, 1.0);
+    out.time += a.time + w * (b.time - a.time) - base.time;
+    out.busy += a.busy + w * (b.busy - a.busy) - base.busy;
+  } else if (slices.size() > 1 && batch > static_cast<double>(first.batch)) {
+    // At or above the last slice's batch: its change.
+    const ChunkSlice& last = slices.back();
+    const double mid = static_cast<double>(last.table.contexts().front());
+    const ChunkCost base = added_at(first, t, mid);
+    const ChunkCost b = added_at(last, t, mid);
+    out.time += b.time - base.time;
+    out.busy += b.busy - base.busy;
+  }
+  return {share * out.time, share * out.busy};
+}
+
 }  // namespace ess

@@ -53,4 +53,37 @@ struct StepModel {
   [[nodiscard]] StepPoint at(double batch, double context, double offloaded_share) const;
 };
 
+// Colocated serving (serving.prefill.mode "colocated"): what prompt chunks add to a decode step.
+// A chunk's tokens run through the projections and MoE with the decode tokens, so what a chunk
+// adds shrinks as the decode batch grows until the batch alone activates every expert (the chunk
+// already pays for reading the weights a small decode step is bound by), then stays. Measured by
+// Simulation runs of mixed steps at the requests' mean context:
+//   slices[0]: steps of slices[0].batch decode requests per GPU that also prefill a chunk, at
+//              (chunk tokens per GPU, tokens of its prompt already cached): the table's batch axis
+//              holds the chunk's tokens, its context axis the cached tokens; `reference` the same
+//              step without a chunk;
+//   slices[1..]: the same at larger batches, at one cached point (`table.contexts()`, the middle
+//              of slices[0]'s).
+// What a chunk adds at batch b: slice 0's (mixed - reference) at (tokens, cached), plus how that
+// changes from slice 0's batch to b at the middle cached point, piecewise linear between the
+// slices' batches (clamped to them); below the smallest chunk on the grid, in proportion to the
+// tokens (nothing at none). `ess-sim bench` compares the decode table plus this with direct mixed
+// runs between the slices' batches.
+struct ChunkCost {
+  double time = 0.0;  // seconds added to the step
+  double busy = 0.0;  // busy compute seconds added (utilisation x time, mean over GPUs)
+};
+
+struct ChunkSlice {
+  std::int64_t batch = 1;
+  StepTable table;
+  StepPoint reference;
+};
+
+struct ChunkModel {
+  std::vector<ChunkSlice> slices;  // batches strictly increasing; at least one
+  std::int64_t context = 1;
+  [[nodiscard]] ChunkCost added(double batch, double tokens, double cached) const;
+};
+
 }  // namespace ess

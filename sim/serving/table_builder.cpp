@@ -21,6 +21,15 @@ constexpr double kUnboundedBytes = 1e18;
 // Contexts further apart than this ratio get a middle grid point.
 constexpr double kContextSpreadForMiddle = 1.25;
 
+// Token counts 256, 512, ... below `budget`, then the budget.
+std::vector<std::int64_t> doubling_to(std::int64_t budget) {
+  constexpr std::int64_t kFewestTokens = 256;
+  std::vector<std::int64_t> out;
+  for (std::int64_t n = std::min(kFewestTokens, budget); n < budget; n *= 2) out.push_back(n);
+  out.push_back(budget);
+  return out;
+}
+
 // A private directory under the system's temporary directory, removed with everything in it.
 struct TempDir {
   std::filesystem::path path;
@@ -75,9 +84,10 @@ TableGrid table_grid(const Scenario& s, const ServingMemory& memory, const std::
 }
 
 StepPoint measure_point(const Scenario& base, bool offload, std::int64_t batch, std::int64_t context, std::int64_t steps,
-                        const std::filesystem::path& access_store) {
+                        const std::filesystem::path& access_store, std::optional<PrefillChunk> chunk) {
   Scenario s = base;
   s.serving.reset();
+  s.workload.prefill_chunk = chunk;
   s.workload.batch_per_gpu = batch;
   s.workload.context_length = context;
   s.workload.decode_steps = steps;
@@ -132,12 +142,9 @@ StepModel build_step_model(const Scenario& s, const ServingMemory& memory, const
 }
 
 TableGrid prefill_table_grid(const Scenario& s, const std::vector<Request>& requests) {
-  constexpr std::int64_t kFewestTokens = 256;
   constexpr double kPromptRatio = 2.0;  // neighbouring prompt lengths at most this far apart
   TableGrid g;
-  const std::int64_t budget = s.serving->prefill.tokens_per_gpu;
-  for (std::int64_t n = std::min(kFewestTokens, budget); n < budget; n *= 2) g.batches.push_back(n);
-  g.batches.push_back(budget);
+  g.batches = doubling_to(s.serving->prefill.tokens_per_gpu);
   std::int64_t lo = 0;
   std::int64_t hi = 0;
   for (const auto& r : requests) {
@@ -168,6 +175,62 @@ StepTable build_prefill_table(const Scenario& s, const TableGrid& grid) {
     }
   }
   return StepTable(grid.batches, grid.contexts, std::move(points));
+}
+
+TableGrid chunk_table_grid(const Scenario& s, const std::vector<Request>& requests) {
+  constexpr double kCachedRatio = 2.0;  // neighbouring cached-token points at most this far apart
+  TableGrid g;
+  const std::int64_t budget = s.serving->prefill.tokens_per_gpu;
+  g.batches = doubling_to(budget);
+  std::int64_t longest = 1;
+  for (const auto& r : requests) longest = std::max(longest, r.prompt_tokens);
+  g.contexts.push_back(0);
+  const std::int64_t hi = longest - 1;  // the most a chunk can have cached
+  for (double c = static_cast<double>(std::min(budget, hi)); c < static_cast<double>(hi); c *= kCachedRatio) {
+    const auto v = static_cast<std::int64_t>(std::llround(c));
+    if (v > g.contexts.back()) g.contexts.push_back(v);
+  }
+  if (hi > g.contexts.back()) g.contexts.push_back(hi);
+  return g;
+}
+
+std::vector<std::int64_t> chunk_slice_batches(const Scenario& s, const TableGrid& decode_grid) {
+  std::vector<std::int64_t> out;
+  const auto& bs = decode_grid.batches;
+  for (std::size_t i = 0; i < bs.size(); ++i) {
+    if (i % 2 != 0 && i + 1 != bs.size()) continue;
+    const std::int64_t b = std::max<std::int64_t>(bs[i], s.execution.micro_batches);
+    if (out.empty() || b > out.back()) out.push_back(b);
+  }
+  return out;
+}
+
+ChunkModel build_chunk_model(const Scenario& s, const ServingMemory& memory, const TableGrid& decode_grid,
+                             const TableGrid& grid, const std::vector<Request>& requests) {
+  const TempDir store;
+  const bool offload = memory.offload();
+  ChunkModel m;
+  double sum = 0.0;
+  for (const auto& r : requests) sum += static_cast<double>(r.prompt_tokens) + 0.5 * static_cast<double>(r.output_tokens);
+  m.context = requests.empty() ? std::max<std::int64_t>(1, s.workload.context_length)
+                               : std::max<std::int64_t>(1, std::llround(sum / static_cast<double>(requests.size())));
+  const std::int64_t steps = s.serving->table.steps;
+  const std::vector<std::int64_t> middle = {grid.contexts[grid.contexts.size() / 2]};
+  for (const std::int64_t batch : chunk_slice_batches(s, decode_grid)) {
+    const std::vector<std::int64_t>& cached = m.slices.empty() ? grid.contexts : middle;
+    ChunkSlice slice;
+    slice.batch = batch;
+    slice.reference = measure_point(s, offload, batch, m.context, steps, store.path);
+    std::vector<StepPoint> points;
+    for (const std::int64_t tokens : grid.batches) {
+      for (const std::int64_t c : cached) {
+        points.push_back(measure_point(s, offload, batch, m.context, steps, store.path, PrefillChunk{tokens, c}));
+      }
+    }
+    slice.table = StepTable(grid.batches, cached, std::move(points));
+    m.slices.push_back(std::move(slice));
+  }
+  return m;
 }
 
 }  // namespace ess

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <vector>
 
 #include "sim/config/scenario.h"
@@ -37,8 +38,10 @@ struct TableGrid {
 // fetches, the host time or the idle) of `steps` decode steps.
 // `access_store` (offload, optional): where points that differ only in batch share their cache
 // simulation (sim/engine/access_store.h): its result does not depend on the batch.
+// `chunk`: every step also prefills this prompt chunk per GPU (workload.prefill_chunk).
 [[nodiscard]] StepPoint measure_point(const Scenario& s, bool offload, std::int64_t batch, std::int64_t context,
-                                      std::int64_t steps, const std::filesystem::path& access_store = {});
+                                      std::int64_t steps, const std::filesystem::path& access_store = {},
+                                      std::optional<PrefillChunk> chunk = std::nullopt);
 
 // Every point of the grid, offloaded (and GPU-only when memory protection can keep requests so);
 // the offload points share one cache simulation per context through an access store in a
@@ -51,5 +54,16 @@ struct TableGrid {
 // geometric points between them at most a factor 2 apart.
 [[nodiscard]] TableGrid prefill_table_grid(const Scenario& s, const std::vector<Request>& requests);
 [[nodiscard]] StepTable build_prefill_table(const Scenario& s, const TableGrid& grid);
+
+// The chunk model of a colocated run (step_table.h ChunkModel): chunk tokens per GPU 256, 512, ...
+// up to serving.prefill.tokens_per_gpu (and it); cached tokens 0 and from the budget up to the
+// longest prompt, at most a factor 2 apart. Its slices (chunk_slice_batches): every other batch of
+// the decode table's grid from its smallest, and its largest; every point at the requests' mean
+// context (prompt plus half the output), in the scenario's cache mode (all offloaded under ESS),
+// sharing one cache simulation.
+[[nodiscard]] TableGrid chunk_table_grid(const Scenario& s, const std::vector<Request>& requests);
+[[nodiscard]] std::vector<std::int64_t> chunk_slice_batches(const Scenario& s, const TableGrid& decode_grid);
+[[nodiscard]] ChunkModel build_chunk_model(const Scenario& s, const ServingMemory& memory, const TableGrid& decode_grid,
+                                           const TableGrid& grid, const std::vector<Request>& requests);
 
 }  // namespace ess
