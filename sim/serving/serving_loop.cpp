@@ -67,7 +67,6 @@ class Loop {
   void advance_prefilling(double end);
   void release(const Active& a);
 
-  const Scenario& s_;
   const std::vector<Request>& requests_;
   const StepModel& model_;
   const ServingMemory& memory_;
@@ -95,8 +94,7 @@ class Loop {
 
 Loop::Loop(const Scenario& s, const std::vector<Request>& requests, const StepModel& model, const ServingMemory& memory,
            const ChunkModel* chunks)
-    : s_(s),
-      requests_(requests),
+    : requests_(requests),
       model_(model),
       memory_(memory),
       chunks_(chunks),
