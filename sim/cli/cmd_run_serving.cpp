@@ -183,6 +183,7 @@ int bench_serving_scenario(const Scenario& s, bool json, std::ostream& out) {
   const StepModel model = build_step_model(s, p.memory, p.grid);
   const bool disaggregated = s.serving->prefill.disaggregated();
   const bool colocated = s.serving->prefill.colocated();
+  const bool closed = s.serving->arrivals.closed_loop();
   const TableGrid prefill_grid = disaggregated ? prefill_table_grid(s, p.requests) : TableGrid{};
   const StepTable prefill_table = disaggregated ? build_prefill_table(s, prefill_grid) : StepTable{};
   const TableGrid chunk_grid = colocated ? chunk_table_grid(s, p.requests) : TableGrid{};
@@ -223,7 +224,7 @@ int bench_serving_scenario(const Scenario& s, bool json, std::ostream& out) {
   if (json) {
     out << nlohmann::ordered_json{{"scenario", s.name.empty() ? s.origin : s.name},
                                   {"mode", "serving"},
-                                  {"period_s", s.serving->duration.value()},
+                                  {"period_s", closed ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(s.serving->duration.value())},
                                   {"gpus", s.hardware.total_gpus()},
                                   {"requests", p.requests.size()},
                                   {"steps", run.steps.size()},
@@ -242,11 +243,13 @@ int bench_serving_scenario(const Scenario& s, bool json, std::ostream& out) {
     return 0;
   }
   char buf[768];
+  const std::string load = closed ? "at concurrency " + std::to_string(s.serving->arrivals.concurrency)
+                                  : fmt("%.0f s of arrivals", s.serving->duration.value());
   std::snprintf(buf, sizeof buf,
-                "%s: serving %.0f s of arrivals on %d GPUs (%zu requests, %zu decode steps)\n"
+                "%s: serving %s on %d GPUs (%zu requests, %zu decode steps)\n"
                 "  wall time            %.3f s   (step-time table %.3f s for %.0f Simulation runs; serving loop and metrics %.3f s)\n"
                 "  table interpolation  max |error| %.2f%% at %zu midpoints between batch grid points (direct runs, not timed)\n",
-                (s.name.empty() ? s.origin : s.name).c_str(), s.serving->duration.value(), s.hardware.total_gpus(),
+                (s.name.empty() ? s.origin : s.name).c_str(), load.c_str(), s.hardware.total_gpus(),
                 p.requests.size(), run.steps.size(), total_s, table_s, table_points, loop_s, worst * 100, checks.size());
   out << buf;
   for (const auto& c : checks) {

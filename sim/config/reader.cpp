@@ -83,6 +83,16 @@ bool ObjectReader::has(std::string_view key) const {
   return true;
 }
 
+std::optional<std::string> ObjectReader::peek_text(std::string_view object_key, std::string_view key) const {
+  const auto o = value_.find(object_key);
+  if (o == value_.end() || !o->is_object()) return std::nullopt;
+  const auto it = o->find(key);
+  if (it == o->end()) return std::nullopt;
+  const nlohmann::json& v = it->is_object() && it->contains("value") ? it->at("value") : *it;
+  if (!v.is_string()) return std::nullopt;
+  return v.get<std::string>();
+}
+
 bool ObjectReader::has_object(std::string_view key) const {
   const auto it = value_.find(key);
   return it != value_.end() && it->is_object();

@@ -73,6 +73,10 @@ class ObjectReader {
 
   [[nodiscard]] const std::string& pointer() const { return pointer_; }
   [[nodiscard]] bool has(std::string_view key) const;
+  // The text of `key` inside the object `object_key` (a plain string or {"value": "..."}), read
+  // without consuming or recording it: for choosing how to read other keys before that object is
+  // read. nullopt when absent or not text.
+  [[nodiscard]] std::optional<std::string> peek_text(std::string_view object_key, std::string_view key) const;
 
   // Required fields: a missing key is an error.
   Seconds seconds(std::string_view key, Range range);

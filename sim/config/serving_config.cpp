@@ -1,5 +1,6 @@
 #include "sim/config/serving_config.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <string>
 
@@ -19,6 +20,8 @@ constexpr double kMaxRate = 1e6;                // requests per second
 constexpr double kMaxTableSteps = 64;
 constexpr std::size_t kMaxGridPoints = 64;      // per table axis
 constexpr double kDefaultDrainLimit = 600.0;    // seconds after the arrivals end
+constexpr double kDefaultClosedLoopLimit = 86400.0;  // seconds: a closed loop's run, by default a simulated day
+constexpr double kMaxRequests = 1e7;            // a closed loop's requests
 
 // An integer, or {"min": a, "max": b} for a uniform draw from [a, b].
 TokenLengths read_lengths(ObjectReader& r, std::string_view key) {
@@ -152,9 +155,28 @@ ControllerConfig read_controller(ObjectReader& r) {
 
 ServingConfig read_serving(ObjectReader& r, const std::string& scenario_dir) {
   ServingConfig s;
-  s.duration = r.seconds("duration", Range::left_open(0.0, kMaxServingSeconds));
+  // A closed loop has no arrival period (its arrivals follow the completions) and a longer default
+  // limit; the process is read (and checked) with the arrivals below.
+  const std::optional<std::string> process = r.peek_text("arrivals", "process");
+  if (process && std::find(kArrivalProcesses.begin(), kArrivalProcesses.end(), *process) == kArrivalProcesses.end()) {
+    auto a = r.object("arrivals");
+    (void)a.choice("process", kArrivalProcesses);  // throws, with a did-you-mean
+  }
+  const bool closed = process == std::optional<std::string>("concurrency");
+  if (closed) {
+    if (r.has("duration")) {
+      r.fail("duration", "a fixed-concurrency benchmark (arrivals.process \"concurrency\") runs until its requests "
+                         "finish: remove duration (serving.drain_limit bounds the run, default 86400s)");
+    }
+    s.duration = Seconds(0.0);
+  } else {
+    s.duration = r.seconds("duration", Range::left_open(0.0, kMaxServingSeconds));
+  }
   if (r.has("drain_limit")) {
     s.drain_limit = r.seconds("drain_limit", Range::closed(0.0, kMaxServingSeconds));
+  } else if (closed) {
+    s.drain_limit = Seconds(kDefaultClosedLoopLimit);
+    r.record("drain_limit", "86400s", "default for a fixed-concurrency benchmark: the run stops after a simulated day");
   } else {
     s.drain_limit = Seconds(kDefaultDrainLimit);
     r.record("drain_limit", "600s", "default: requests in flight get 600 s after the arrivals end");
@@ -162,8 +184,13 @@ ServingConfig read_serving(ObjectReader& r, const std::string& scenario_dir) {
   {
     auto a = r.object("arrivals");
     auto& c = s.arrivals;
-    c.process = a.choice("process", {"poisson", "trace"});
-    if (c.process == "poisson") {
+    c.process = a.choice("process", kArrivalProcesses);
+    if (c.closed_loop()) {
+      c.concurrency = a.integer("concurrency", Range::closed(1, kMaxRequests));
+      c.requests = a.integer("requests", Range::closed(1, kMaxRequests));
+      c.prompt_tokens = read_lengths(a, "prompt_tokens");
+      c.output_tokens = read_lengths(a, "output_tokens");
+    } else if (c.process == "poisson") {
       c.rate = a.rate("rate", Range::closed(0.0, kMaxRate));
       c.rate_changes = read_rate_changes(a, s.duration.value());
       c.prompt_tokens = read_lengths(a, "prompt_tokens");
@@ -225,6 +252,11 @@ ServingConfig read_serving(ObjectReader& r, const std::string& scenario_dir) {
     } else if (p.colocated()) {
       p.tokens_per_gpu = pf.integer_or("tokens_per_gpu", Range::closed(1, static_cast<double>(kMaxTokensPerStep)),
                                        kColocatedTokensPerGpu);
+    }
+    if (p.disaggregated() && s.arrivals.closed_loop()) {
+      pf.fail("mode", "a fixed-concurrency benchmark (arrivals.process \"concurrency\") runs with prefill \"none\" or "
+                      "\"colocated\": the disaggregated prefill pool runs ahead of the decode loop, so a request's arrival "
+                      "cannot wait for another's completion");
     }
     pf.finish();
   }

@@ -26,14 +26,25 @@ struct RateChange {
   double rate = 0.0;
 };
 
+// How requests arrive:
+//   poisson      open loop: Poisson arrivals at `rate` during serving.duration
+//   trace        open loop: the rows of a request trace (`file`, `format`)
+//   concurrency  closed loop, as `vllm bench serve --max-concurrency C --request-rate inf` and
+//                `trtllm-bench throughput --concurrency C` run it: `requests` requests in all, the
+//                first `concurrency` sent at t = 0 and each later one the moment an earlier one
+//                finishes, so at most `concurrency` are in flight; the run ends when all finish.
+inline const std::vector<std::string> kArrivalProcesses = {"poisson", "trace", "concurrency"};
 struct ArrivalConfig {
-  std::string process = "poisson";  // "poisson" or "trace"
+  std::string process = "poisson";  // one of kArrivalProcesses
   double rate = 0.0;                // poisson: requests per second from t = 0
   std::vector<RateChange> rate_changes;  // poisson: later rates, by increasing time
-  TokenLengths prompt_tokens;       // poisson: the prompt (already prefilled) of each request
-  TokenLengths output_tokens;       // poisson: tokens each request decodes here
+  TokenLengths prompt_tokens;       // poisson, concurrency: the prompt of each request
+  TokenLengths output_tokens;       // poisson, concurrency: tokens each request decodes
   std::string file;                 // trace: the file (format below)
   std::string format = "ess-csv";   // trace: one of kTraceFormats (sim/serving/trace_formats.h parses each)
+  std::int64_t concurrency = 0;     // concurrency: requests in flight at most, >= 1
+  std::int64_t requests = 0;        // concurrency: requests in all, >= 1
+  [[nodiscard]] bool closed_loop() const { return process == "concurrency"; }
 };
 
 // The request-trace formats a serving trace may be in (parsers: sim/serving/trace_formats.cpp):
@@ -110,8 +121,8 @@ struct PrefillPoolConfig {
 };
 
 struct ServingConfig {
-  Seconds duration;     // arrivals during [0, duration)
-  Seconds drain_limit;  // after it, at most this long for the requests still in flight
+  Seconds duration;     // arrivals during [0, duration); 0 for a closed loop (arrivals.process "concurrency")
+  Seconds drain_limit;  // after it, at most this long for the requests still in flight (a closed loop: the run's limit)
   ArrivalConfig arrivals;
   std::optional<std::int64_t> max_batch_per_gpu;  // admission bound; nullopt: what memory allows
   ControllerConfig controller;

@@ -66,6 +66,21 @@ std::vector<Request> poisson_arrivals(const ArrivalConfig& a, double duration, s
   return out;
 }
 
+std::vector<Request> closed_loop_requests(const ArrivalConfig& a, std::uint64_t seed) {
+  const Rng root(seed);
+  Rng prompts = root.fork(kPromptStream);
+  Rng outputs = root.fork(kOutputStream);
+  std::vector<Request> out(static_cast<std::size_t>(a.requests));
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    Request& r = out[i];
+    r.id = static_cast<std::int64_t>(i);
+    r.arrival = static_cast<std::int64_t>(i) < a.concurrency ? 0.0 : kNotSent;
+    r.prompt_tokens = draw_length(prompts, a.prompt_tokens);
+    r.output_tokens = draw_length(outputs, a.output_tokens);
+  }
+  return out;
+}
+
 std::vector<Request> parse_arrival_trace(const std::string& text, const std::string& origin, double duration) {
   return parse_trace("ess-csv", text, origin, duration);
 }
@@ -76,6 +91,7 @@ std::vector<Request> read_arrival_trace(const std::string& path, double duration
 
 std::vector<Request> arrivals(const ServingConfig& s, std::uint64_t scenario_seed) {
   if (s.arrivals.process == "trace") return read_arrival_trace(s.arrivals.file, s.duration.value(), s.arrivals.format);
+  if (s.arrivals.closed_loop()) return closed_loop_requests(s.arrivals, arrival_seed(scenario_seed));
   return poisson_arrivals(s.arrivals, s.duration.value(), arrival_seed(scenario_seed));
 }
 

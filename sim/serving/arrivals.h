@@ -16,9 +16,12 @@
 
 namespace ess {
 
+// The arrival of a closed loop's request not sent yet (the loop sends it when an earlier one finishes).
+inline constexpr double kNotSent = -1.0;
+
 struct Request {
   std::int64_t id = 0;        // 0, 1, ... in arrival order
-  double arrival = 0.0;       // seconds since the start of the period
+  double arrival = 0.0;       // seconds since the start of the period; kNotSent: not sent (closed loop)
   std::int64_t prompt_tokens = 0;  // cached at arrival (prefilled elsewhere, PD-disaggregated)
   std::int64_t output_tokens = 0;  // tokens to decode here
 };
@@ -40,7 +43,11 @@ struct Request {
 [[nodiscard]] std::vector<Request> read_arrival_trace(const std::string& path, double duration,
                                                       std::string_view format = "ess-csv");
 
-// The requests of a serving section (either kind).
+// A closed loop's requests (arrivals.process "concurrency"): `requests` of them with lengths drawn
+// as Poisson arrivals draw theirs, the first `concurrency` sent at 0, the rest kNotSent.
+[[nodiscard]] std::vector<Request> closed_loop_requests(const ArrivalConfig& a, std::uint64_t seed);
+
+// The requests of a serving section (any process).
 [[nodiscard]] std::vector<Request> arrivals(const ServingConfig& s, std::uint64_t scenario_seed);
 
 }  // namespace ess

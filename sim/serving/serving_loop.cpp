@@ -66,6 +66,8 @@ class Loop {
   void advance_decoding(double end, ServingStep& step);
   void advance_prefilling(double end);
   void release(const Active& a);
+  // A request finished at `end`: a closed loop sends its next request then.
+  void finished(double end);
 
   const std::vector<Request>& requests_;
   const StepModel& model_;
@@ -85,6 +87,7 @@ class Loop {
   std::vector<Active> active_;            // decoding
   std::vector<Prefilling> prefilling_;    // colocated: admitted, prompt not done, in admission order
   std::deque<std::size_t> queue_;
+  std::size_t sent_ = 0;  // requests whose arrival is known: all of an open loop, those sent so far of a closed one
   Rng accept_root_;
   std::optional<GpuPower> power_;
   double energy_ = 0.0;
@@ -127,6 +130,18 @@ Loop::Loop(const Scenario& s, const std::vector<Request>& requests, const StepMo
   run_.batch_bound = memory.batch_bound();
   run_.requests.reserve(requests.size());
   for (const auto& r : requests) run_.requests.push_back(RequestOutcome{r});
+  // A closed loop's requests not sent yet come last, their arrival kNotSent until a completion sends them.
+  sent_ = requests.size();
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    if (requests[i].arrival >= 0.0) {
+      if (sent_ < i) throw std::logic_error("run_serving: a request with an arrival after one not sent yet");
+      continue;
+    }
+    sent_ = std::min(sent_, i);
+  }
+  if (sent_ < requests.size() && (!cfg_.arrivals.closed_loop() || sent_ == 0)) {
+    throw std::logic_error("run_serving: requests not sent yet outside a closed loop, or none sent");
+  }
 
   double context_sum = 0.0;
   std::int64_t context_n = 0;
@@ -306,6 +321,11 @@ void Loop::release(const Active& a) {
   host_used_[static_cast<std::size_t>(a.socket)] -= a.footprint.host;
 }
 
+void Loop::finished(double end) {
+  if (sent_ >= run_.requests.size()) return;
+  run_.requests[sent_++].request.arrival = end;
+}
+
 void Loop::advance_decoding(double end, ServingStep& step) {
   for (std::size_t k = 0; k < active_.size();) {
     Active& a = active_[k];
@@ -326,6 +346,7 @@ void Loop::advance_decoding(double end, ServingStep& step) {
       continue;
     }
     out.finish = end;
+    finished(end);
     --decoding_[static_cast<std::size_t>(a.gpu)];
     release(a);
     active_[k] = std::move(active_.back());
@@ -352,6 +373,7 @@ void Loop::advance_prefilling(double end) {
     p.a.remaining = r.output_tokens - 1;
     if (p.a.remaining <= 0) {
       out.finish = end;
+      finished(end);
       release(p.a);
       continue;
     }
@@ -366,17 +388,17 @@ ServingRun Loop::run() {
   std::size_t next = 0;
   double t = 0.0;
   while (true) {
-    while (next < requests_.size() && requests_[next].arrival <= t) queue_.push_back(next++);
+    while (next < sent_ && run_.requests[next].request.arrival <= t) queue_.push_back(next++);
     admit(t);
     if (active_.empty() && prefilling_.empty()) {
       if (!queue_.empty()) {
         throw std::logic_error("serving: the queue's head cannot be admitted to an empty node (checked before the run)");
       }
-      if (next >= requests_.size()) break;
-      const double gap = requests_[next].arrival - t;
+      if (next >= sent_) break;
+      const double gap = run_.requests[next].request.arrival - t;
       run_.idle_time += gap;
       if (power_) energy_ += gpus_ * power_->idle.value() * gap;
-      t = requests_[next].arrival;
+      t = run_.requests[next].request.arrival;
       continue;
     }
     if (t >= stop) break;

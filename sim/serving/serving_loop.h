@@ -19,6 +19,11 @@
 // The run ends when every request has finished, or at duration + drain_limit (the rest are
 // reported incomplete).
 //
+// A closed loop (serving.arrivals.process "concurrency"): the requests not sent yet come last with
+// arrival kNotSent; each completion sends the next one at its finish time (its arrival is set
+// then, in run.requests), so at most `concurrency` are in flight; duration is 0 and drain_limit
+// the run's limit.
+//
 // Colocated prefill (serving.prefill.mode "colocated"): an admitted request first prefills on its
 // GPU. Each step a GPU spends serving.prefill.tokens_per_gpu tokens: its decoding requests' query
 // tokens first, the rest on chunks of its prefilling prompts in admission order (vLLM's and

@@ -177,6 +177,7 @@ nlohmann::ordered_json serving_json(const Scenario& s, const ServingRun& run, co
   std::vector<double> e2el;
   std::vector<double> wait;
   std::int64_t completed = 0;
+  std::int64_t sent = 0;  // arrived: all of an open loop, those a closed loop sent before its limit
   std::int64_t good = 0;
   double output_completed = 0.0;
   double input_completed = 0.0;
@@ -185,6 +186,7 @@ nlohmann::ordered_json serving_json(const Scenario& s, const ServingRun& run, co
   for (std::size_t i = 0; i < run.requests.size(); ++i) {
     const auto& r = run.requests[i];
     generated += static_cast<double>(r.generated);
+    if (r.request.arrival >= 0.0) ++sent;
     // The wait for decode admission: from the request's arrival, or from when its prefilled cache
     // reached the decode node.
     if (r.admitted >= 0.0) wait.push_back(r.admitted - (pf ? pf->requests[i].ready : r.request.arrival));
@@ -238,9 +240,14 @@ nlohmann::ordered_json serving_json(const Scenario& s, const ServingRun& run, co
   const auto per_s = [&](double x) { return duration > 0 ? x / duration : 0.0; };
 
   nlohmann::ordered_json j;
-  j["period_s"] = cfg.duration.value();
+  if (cfg.arrivals.closed_loop()) {
+    j["period_s"] = nullptr;
+    j["closed_loop"] = {{"concurrency", cfg.arrivals.concurrency}, {"requests", cfg.arrivals.requests}};
+  } else {
+    j["period_s"] = cfg.duration.value();
+  }
   j["duration_s"] = duration;
-  j["requests"] = {{"arrived", run.requests.size()},
+  j["requests"] = {{"arrived", sent},
                    {"completed", completed},
                    {"incomplete", static_cast<std::int64_t>(run.requests.size()) - completed},
                    {"total_input_tokens", input_completed},
@@ -394,10 +401,13 @@ std::string serving_table(const Scenario& s, const nlohmann::ordered_json& j) {
     std::snprintf(buf, sizeof buf, "  %-34s %s\n", label.c_str(), value.c_str());
     out += buf;
   };
-  out += (s.name.empty() ? s.origin : s.name) + ": serving " + format_quantity(s.serving->duration.value(), Dimension::seconds) +
-         " of arrivals on " + std::to_string(s.hardware.total_gpus()) + " x " + s.hardware.gpu.kind + " (" +
-         (s.cache.mode == CacheMode::offload ? "ESS offload" : "GPU-only cache") + ")\n";
-  line("requests (completed / arrived)", num("%.0f", get(j, {"requests", "completed"})) + " / " + num("%.0f", get(j, {"requests", "arrived"})));
+  const ArrivalConfig& a = s.serving->arrivals;
+  const std::string load = a.closed_loop() ? std::to_string(a.requests) + " requests at concurrency " + std::to_string(a.concurrency)
+                                           : format_quantity(s.serving->duration.value(), Dimension::seconds) + " of arrivals";
+  out += (s.name.empty() ? s.origin : s.name) + ": serving " + load + " on " + std::to_string(s.hardware.total_gpus()) + " x " +
+         s.hardware.gpu.kind + " (" + (s.cache.mode == CacheMode::offload ? "ESS offload" : "GPU-only cache") + ")\n";
+  line(a.closed_loop() ? "requests (completed / sent)" : "requests (completed / arrived)",
+       num("%.0f", get(j, {"requests", "completed"})) + " / " + num("%.0f", get(j, {"requests", "arrived"})));
   line("run time (to the last completion)", num("%.1f s", get(j, {"duration_s"})));
   const auto& pf = j.at("prefill");
   if (pf.contains("instances")) {

@@ -13,6 +13,7 @@ namespace ess::test {
 inline const std::string kServingBaseline = std::string(ESS_SOURCE_DIR) + "/scenarios/serving-baseline-32k.json";
 inline const std::string kServingEss = std::string(ESS_SOURCE_DIR) + "/scenarios/serving-ess-32k.json";
 inline const std::string kServingBaselineColocated = std::string(ESS_SOURCE_DIR) + "/scenarios/serving-baseline-32k-colocated.json";
+inline const std::string kServingBaselineConcurrency = std::string(ESS_SOURCE_DIR) + "/scenarios/serving-baseline-32k-concurrency.json";
 
 inline Scenario serving_scenario(const std::string& file, const std::vector<std::string>& sets) {
   std::vector<Override> overrides;
