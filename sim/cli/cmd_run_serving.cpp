@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/cli/commands.h"
+#include "sim/cli/serving_prepare.h"
 #include "sim/config/config_error.h"
 #include "sim/io/atomic_file.h"
 #include "sim/engine/simulation.h"
@@ -25,40 +26,6 @@ namespace ess {
 
 namespace {
 
-// What serving supports today, checked against the rest of the scenario.
-void check_serving_scenario(const Scenario& s) {
-  if (s.parallelism.tensor_parallel != 1) {
-    throw ConfigError(s.origin, "/serving", "serving mode models attention data parallelism (each GPU its own requests): "
-                                            "parallelism.tensor_parallel must be 1, got " +
-                                                std::to_string(s.parallelism.tensor_parallel));
-  }
-  if (s.cache.nvme) {
-    throw ConfigError(s.origin, "/serving", "serving mode does not model the NVMe tier yet: remove cache.nvme");
-  }
-}
-
-struct Prepared {
-  std::vector<Request> requests;
-  ServingMemory memory;
-  TableGrid grid;
-};
-
-Prepared prepare(const Scenario& s) {
-  check_serving_scenario(s);
-  std::vector<Request> requests = arrivals(*s.serving, s.seed);
-  std::int64_t lo = 0;
-  std::int64_t hi = 0;
-  for (const auto& r : requests) {
-    const std::int64_t n = r.prompt_tokens + r.output_tokens;
-    lo = lo == 0 ? n : std::min(lo, n);
-    hi = std::max(hi, n);
-  }
-  if (requests.empty()) lo = hi = std::max<std::int64_t>(1, s.workload.context_length);
-  ServingMemory memory(s, lo, hi, s.serving->max_batch_per_gpu);
-  TableGrid grid = table_grid(s, memory, requests);
-  return {std::move(requests), std::move(memory), std::move(grid)};
-}
-
 nlohmann::ordered_json results_document(const Scenario& s, const nlohmann::ordered_json& serving) {
   nlohmann::ordered_json j;
   j["schema"] = kResultsSchema;
@@ -73,24 +40,6 @@ nlohmann::ordered_json results_document(const Scenario& s, const nlohmann::order
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
-// The serving run of each prefill mode: the decode loop alone, after the prefill pool
-// (disaggregated), or with prompt chunks in its steps (colocated). `chunks` receives the chunk
-// model of a colocated run.
-ServingRun serve(const Scenario& s, const Prepared& p, const StepModel& model, ChunkModel* chunks = nullptr) {
-  const PrefillPoolConfig& pf = s.serving->prefill;
-  if (pf.disaggregated()) {
-    const StepTable prefill = build_prefill_table(s, prefill_table_grid(s, p.requests));
-    return run_disaggregated(s, p.requests, model, p.memory, prefill);
-  }
-  if (pf.colocated()) {
-    ChunkModel local;
-    ChunkModel& m = chunks != nullptr ? *chunks : local;
-    m = build_chunk_model(s, p.memory, p.grid, chunk_table_grid(s, p.requests), p.requests);
-    return run_serving(s, p.requests, model, p.memory, &m);
-  }
-  return run_serving(s, p.requests, model, p.memory);
 }
 
 }  // namespace
@@ -288,103 +237,6 @@ int bench_serving_scenario(const Scenario& s, bool json, std::ostream& out) {
   }
   (void)serving;
   return 0;
-}
-
-int search_prefill_instances(const Scenario& s, int max_instances, double attainment, bool json, std::ostream& out) {
-  if (!s.serving || !s.serving->prefill.disaggregated()) {
-    throw ConfigError(s.origin, "/serving/prefill/mode",
-                      "search pd chooses the prefill instances of a disaggregated serving run: give the scenario a "
-                      "\"serving\" section with \"prefill\": {\"mode\": \"disaggregated\", \"instances\": 1}");
-  }
-  const SloConfig& slo = s.serving->slo;
-  if (!slo.ttft && !slo.tpot && !slo.e2el) {
-    throw ConfigError(s.origin, "/serving/slo", "search pd needs at least one SLO (serving.slo.ttft, tpot or e2el) to meet");
-  }
-  // Both tables once: neither depends on how many prefill instances there are.
-  const Prepared p = prepare(s);
-  const StepModel model = build_step_model(s, p.memory, p.grid);
-  const StepTable prefill = build_prefill_table(s, prefill_table_grid(s, p.requests));
-  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  int chosen = 0;
-  for (int k = 1; k <= max_instances; ++k) {
-    Scenario probe = s;
-    probe.serving->prefill.instances = k;
-    const ServingRun run = run_disaggregated(probe, p.requests, model, p.memory, prefill);
-    const auto j = serving_json(probe, run, model, p.memory);
-    const double share = j.at("goodput").at("good_share").get<double>();
-    const bool complete = j.at("requests").at("incomplete").get<std::int64_t>() == 0;
-    const bool meets = complete && share >= attainment;
-    rows.push_back({{"prefill_instances", k},
-                    {"prefill_gpus", j.at("prefill").at("gpus")},
-                    {"decode_gpus", s.hardware.total_gpus()},
-                    {"ttft_p99_s", j.at("ttft_s").at("p99")},
-                    {"tpot_p99_s", j.at("tpot_s").at("p99")},
-                    {"good_share", share},
-                    {"incomplete", j.at("requests").at("incomplete")},
-                    {"prefill_busy_share", j.at("prefill").at("busy_share")},
-                    {"prefill_step_fill", j.at("prefill").at("step_fill")},
-                    {"cost_per_million_output_tokens_usd",
-                     j.at("cost").is_null() ? nlohmann::ordered_json(nullptr) : j.at("cost").at("per_million_output_tokens_usd")},
-                    {"meets", meets}});
-    if (meets) {
-      chosen = k;
-      break;
-    }
-  }
-  const auto& last = rows.back();
-  std::string why;
-  if (chosen == 0) {
-    const double ttft = last.at("ttft_p99_s").get<double>();
-    const double fill = last.at("prefill_step_fill").get<double>();
-    why = "with " + std::to_string(max_instances) + " prefill instance(s) " +
-          std::to_string(static_cast<int>(last.at("good_share").get<double>() * 100.0)) + "% of requests meet the SLOs (needed " +
-          std::to_string(static_cast<int>(attainment * 100.0)) + "%)";
-    if (last.at("incomplete").get<std::int64_t>() == 0 && fill < 0.5 && slo.ttft && ttft > slo.ttft->value()) {
-      why += "; the prefill steps are " + std::to_string(static_cast<int>(fill * 100.0)) +
-             "% full, so more instances will not help: a prompt's own prefill, its transfer and the decode queue exceed the "
-             "TTFT SLO (a smaller prefill.tokens_per_gpu, TP attention or more decode GPUs might)";
-    } else if (last.at("incomplete").get<std::int64_t>() > 0) {
-      why += "; requests are left incomplete: the decode side cannot keep up with the arrivals";
-    }
-    if (slo.ttft && ttft > slo.ttft->value()) {
-      why += "; TTFT p99 " + fmt("%.2f s", ttft) + " against the SLO's " + fmt("%.2f s", slo.ttft->value());
-    }
-    if (slo.tpot && last.at("tpot_p99_s").get<double>() > slo.tpot->value()) {
-      why += "; TPOT p99 " + fmt("%.2f ms", last.at("tpot_p99_s").get<double>() * 1e3) + " against the SLO's " +
-             fmt("%.2f ms", slo.tpot->value() * 1e3);
-    }
-  }
-  if (json) {
-    out << nlohmann::ordered_json{{"scenario", s.name.empty() ? s.origin : s.name},
-                                  {"attainment", attainment},
-                                  {"found", chosen > 0},
-                                  {"prefill_instances", chosen > 0 ? nlohmann::ordered_json(chosen) : nlohmann::ordered_json(nullptr)},
-                                  {"why_not", chosen > 0 ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(why)},
-                                  {"probes", rows}}
-               .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
-        << "\n";
-    return chosen > 0 ? 0 : 1;
-  }
-  out << (s.name.empty() ? s.origin : s.name) << ": prefill instances (" << s.serving->prefill.nodes_per_instance
-      << " node(s) each) for the decode node(s) of " << s.hardware.total_gpus() << " GPUs, " << static_cast<int>(attainment * 100.0)
-      << "% of requests within the SLOs\n";
-  out << "  instances  prefill GPUs  TTFT p99 (s)  TPOT p99 (ms)  within SLO  steps full\n";
-  for (const auto& r : rows) {
-    char line[200];
-    std::snprintf(line, sizeof line, "  %9d  %12d  %12.2f  %13.2f  %9.1f%%  %11.0f%%%s\n", r.at("prefill_instances").get<int>(),
-                  r.at("prefill_gpus").get<int>(), r.at("ttft_p99_s").get<double>(), r.at("tpot_p99_s").get<double>() * 1e3,
-                  r.at("good_share").get<double>() * 100.0, r.at("prefill_step_fill").get<double>() * 100.0,
-                  r.at("incomplete").get<std::int64_t>() > 0 ? "  (requests incomplete)" : "");
-    out << line;
-  }
-  if (chosen > 0) {
-    out << "  answer: " << chosen << " prefill instance(s), " << rows.back().at("prefill_gpus").get<int>() << " prefill + "
-        << s.hardware.total_gpus() << " decode GPUs (P:D " << chosen * s.serving->prefill.nodes_per_instance << ":" << s.hardware.nodes
-        << " nodes)\n";
-  } else {
-    out << "  no answer, because " << why << "\n";
-  }
-  return chosen > 0 ? 0 : 1;
 }
 
 }  // namespace ess

@@ -12,6 +12,7 @@
 
 #include "sim/cli/commands.h"
 #include "sim/config/config_error.h"
+#include "sim/config/serving_config.h"
 #include "sim/sweep/ledger.h"
 #include "sim/sweep/search.h"
 
@@ -194,29 +195,26 @@ void add_search_command(CLI::App& app, CommandAction& action) {
     };
   });
 
-  struct PdOptions {
-    std::string scenario;
-    std::vector<std::string> sets;
-    int max_instances = 16;
-    double attainment = 0.9;
-    bool json = false;
-  };
-  auto pd = std::make_shared<PdOptions>();
-  auto* pdc = search->add_subcommand("pd", "Fewest prefill instances for a disaggregated serving scenario's decode node(s) "
-                                           "so that every request completes and a share of them meet serving.slo");
+  auto pd = std::make_shared<PdSearch>();
+  pd->colocated_tokens = kColocatedTokensPerGpu;
+  auto* pdc = search->add_subcommand("pd", "Fewest GPUs for a disaggregated serving scenario's workload: prefill instances "
+                                           "for each decode node count, against the colocated alternative, so that every "
+                                           "request completes and a share of them meet serving.slo");
   pdc->add_option("SCENARIO", pd->scenario, "Serving scenario with serving.prefill.mode \"disaggregated\"")->required();
   pdc->add_option("--set", pd->sets, "Override a field: dotted.path=value (repeatable)");
   pdc->add_option("--max-instances", pd->max_instances, "Most prefill instances to try (default 16)")->check(CLI::Range(1, 4096));
   pdc->add_option("--attainment", pd->attainment, "Share of completed requests that must meet every SLO (default 0.9)")
       ->check(CLI::Range(0.0, 1.0));
+  pdc->add_option("--decode-nodes", pd->decode_nodes, "Decode node counts to try, e.g. 1,2 (default: the scenario's); the "
+                                                      "layout scales with the nodes")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 4096));
+  pdc->add_flag("--colocated", pd->colocated, "Also try each decode node count prefilling its own prompts in chunks");
+  pdc->add_option("--colocated-tokens", pd->colocated_tokens, "Colocated step budget per GPU (default 8192)")
+      ->check(CLI::Range(1, 1048576));
   pdc->add_flag("--json", pd->json, "Print a JSON object instead of the table");
   pdc->callback([pd, &action] {
-    action = [pd](std::ostream& out) {
-      std::vector<Override> overrides;
-      for (const auto& s : pd->sets) overrides.push_back(parse_override(s));
-      const Scenario s = load_scenario(pd->scenario, overrides);
-      return search_prefill_instances(s, pd->max_instances, pd->attainment, pd->json, out);
-    };
+    action = [pd](std::ostream& out) { return search_pd(*pd, out); };
   });
 
   struct FitOptions : Common {

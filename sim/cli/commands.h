@@ -1,9 +1,11 @@
 // Registration of each ess-sim subcommand on the CLI11 application (one file per command).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -26,10 +28,22 @@ void add_allow_large_flag(CLI::App& command, bool& allow_large);
 struct Scenario;
 int run_serving_scenario(const Scenario& s, const std::string& out_dir, bool json, std::ostream& out);
 int bench_serving_scenario(const Scenario& s, bool json, std::ostream& out);
-// `search pd`: the fewest prefill instances (1 .. max_instances) of a disaggregated serving scenario
-// with which every request completes and `attainment` of them meet serving.slo; exit 1 and the
-// reason when none does.
-int search_prefill_instances(const Scenario& s, int max_instances, double attainment, bool json, std::ostream& out);
+// `search pd` (cmd_search_pd.cpp): for a disaggregated serving scenario, on each decode node count
+// (the scenario's when empty) the fewest prefill instances (1 .. max_instances) with which every
+// request completes and `attainment` of them meet serving.slo, and with `colocated` the same nodes
+// prefilling their own prompts (`colocated_tokens` per GPU per step); the answer is the fewest
+// GPUs. Exit 1 and the reasons when nothing meets the SLOs.
+struct PdSearch {
+  std::string scenario;
+  std::vector<std::string> sets;
+  int max_instances = 16;
+  double attainment = 0.9;
+  std::vector<int> decode_nodes;
+  bool colocated = false;
+  std::int64_t colocated_tokens = 8192;
+  bool json = false;
+};
+int search_pd(const PdSearch& q, std::ostream& out);
 
 void add_check_command(CLI::App& app, CommandAction& action);
 void add_presets_command(CLI::App& app, CommandAction& action);

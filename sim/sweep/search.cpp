@@ -127,19 +127,6 @@ void answer(SearchResult& r, std::int64_t value, const SearchProbe& p, const std
   if (p.outcome.results.contains("summary")) r.answer_summary = p.outcome.results["summary"];
 }
 
-// The overrides that put `s` on `nodes` nodes, its layout scaled: DP attention over every GPU
-// (tp kept), EP over every GPU when the scenario has it so.
-std::vector<std::string> scaled_layout(const Scenario& s, int nodes) {
-  const int gpus = nodes * s.hardware.gpu.count;
-  std::vector<std::string> sets = {"hardware.nodes=" + std::to_string(nodes)};
-  if (gpus % s.parallelism.tensor_parallel != 0) return {};
-  sets.push_back("parallelism.attention_dp=" + std::to_string(gpus / s.parallelism.tensor_parallel));
-  if (s.parallelism.expert_parallel == s.hardware.total_gpus() && s.hardware.total_gpus() > 1) {
-    sets.push_back("parallelism.expert_parallel=" + std::to_string(gpus));
-  }
-  return sets;
-}
-
 bool loads(const std::string& scenario, const std::vector<std::string>& sets) {
   try {
     (void)load_with(scenario, sets);
@@ -150,6 +137,17 @@ bool loads(const std::string& scenario, const std::vector<std::string>& sets) {
 }
 
 }  // namespace
+
+std::vector<std::string> scaled_layout(const Scenario& s, int nodes) {
+  const int gpus = nodes * s.hardware.gpu.count;
+  std::vector<std::string> sets = {"hardware.nodes=" + std::to_string(nodes)};
+  if (gpus % s.parallelism.tensor_parallel != 0) return {};
+  sets.push_back("parallelism.attention_dp=" + std::to_string(gpus / s.parallelism.tensor_parallel));
+  if (s.parallelism.expert_parallel == s.hardware.total_gpus() && s.hardware.total_gpus() > 1) {
+    sets.push_back("parallelism.expert_parallel=" + std::to_string(gpus));
+  }
+  return sets;
+}
 
 SearchResult search_max_batch(const SearchContext& c, LatencyTarget metric, double target_s) {
   SearchResult r;

@@ -82,3 +82,31 @@ TEST_CASE("search pd: the fewest prefill instances meeting the SLOs, or no answe
   CHECK(bad.code == 2);
   CHECK_THAT(bad.err, Catch::Contains("disaggregated"));
 }
+
+TEST_CASE("search pd: decode node counts and the colocated alternative, the answer the fewest GPUs", "[serving][cli][prefill]") {
+  std::vector<std::string> args = {"search", "pd", test::kServingBaseline, "--set", "serving.slo.ttft=60s", "--set",
+                                   "serving.slo.tpot=2s", "--set", "serving.duration=30s", "--set", "serving.arrivals.rate=0.2/s",
+                                   "--set", "serving.table.batches=[1, 8, 21]", "--max-instances", "2", "--decode-nodes", "1",
+                                   "--colocated", "--colocated-tokens", "2048", "--json"};
+  const auto r = test::run_cli(args);
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const auto j = nlohmann::json::parse(r.out);
+  REQUIRE(j["colocated"].size() == 1);
+  const auto& c = j["colocated"][0];
+  CHECK(c["decode_nodes"] == 1);
+  CHECK(c["gpus"] == 8);
+  // Disaggregated needs a prefill node beside the decode node: 16 GPUs at least. The answer is the
+  // fewest GPUs among the configurations that meet the SLOs.
+  const auto& a = j["answer"];
+  if (c["meets"].get<bool>()) {
+    CHECK(a["kind"] == "colocated");
+    CHECK(a["gpus"] == 8);
+  } else {
+    CHECK(a["kind"] == "disaggregated");
+    CHECK(a["gpus"].get<int>() >= 16);
+  }
+  for (const auto& p : j["probes"]) CHECK(p["decode_nodes"] == 1);
+  const auto bad = test::run_cli({"search", "pd", test::kServingBaseline, "--decode-nodes", "0"});
+  CHECK(bad.code != 0);
+}

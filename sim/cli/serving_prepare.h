@@ -1,0 +1,34 @@
+// The preparation every serving command shares (run, bench, search pd): the checks serving mode
+// makes of a scenario, its requests, memory plan and step-table grid, and the run of each prefill
+// mode.
+#pragma once
+
+#include <vector>
+
+#include "sim/config/scenario.h"
+#include "sim/serving/arrivals.h"
+#include "sim/serving/serving_loop.h"
+#include "sim/serving/serving_memory.h"
+#include "sim/serving/step_table.h"
+#include "sim/serving/table_builder.h"
+
+namespace ess {
+
+// What serving supports today, checked against the rest of the scenario (ConfigError otherwise).
+void check_serving_scenario(const Scenario& s);
+
+struct Prepared {
+  std::vector<Request> requests;
+  ServingMemory memory;
+  TableGrid grid;
+};
+
+// The scenario checked, its requests, the memory plan over their lengths and the decode table's grid.
+[[nodiscard]] Prepared prepare(const Scenario& s);
+
+// The serving run of each prefill mode: the decode loop alone, after the prefill pool
+// (disaggregated), or with prompt chunks in its steps (colocated). `chunks` receives the chunk
+// model of a colocated run.
+[[nodiscard]] ServingRun serve(const Scenario& s, const Prepared& p, const StepModel& model, ChunkModel* chunks = nullptr);
+
+}  // namespace ess
