@@ -16,6 +16,7 @@ void add_plot_command(CLI::App& app, CommandAction& action) {
     std::string out_dir;
     std::string format = "both";
     std::string x_axis;
+    std::vector<std::string> y_columns;
     std::vector<std::string> where;
     std::string gnuplot = "gnuplot";
   };
@@ -26,6 +27,9 @@ void add_plot_command(CLI::App& app, CommandAction& action) {
   cmd->add_option("-o,--output", o->out_dir, "Directory for the charts, their gnuplot scripts and data (default DIR/plots)");
   cmd->add_option("--format", o->format, "Image format: png, svg or both (default both)");
   cmd->add_option("--x", o->x_axis, "Also plot throughput against this sweep axis (its dotted path)");
+  cmd->add_option("--y", o->y_columns, "With --x: plot this metric column against it instead of throughput, e.g. "
+                                       "serving_ttft_p99_s (repeatable)")
+      ->allow_extra_args(false);
   cmd->add_option("--where", o->where,
                   "Plot only the points whose axis PATH (or key of an object axis: cache.pool_ratio) has VALUE; "
                   "repeatable: any of the values of one path, all of the paths")
@@ -37,6 +41,7 @@ void add_plot_command(CLI::App& app, CommandAction& action) {
       PlotRequest request;
       request.format = parse_plot_format(o->format, "--format");
       request.x_axis = o->x_axis;
+      request.y_columns = o->y_columns;
       request.where = o->where;
       // gnuplot first: without it nothing is read or written.
       const auto gnuplot = find_gnuplot(o->gnuplot);

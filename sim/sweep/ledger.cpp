@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <string_view>
 
 #include "sim/config/config_error.h"
 #include "sim/config/json_text.h"
@@ -25,12 +26,14 @@ std::string trim(std::string s) {
 
 bool contains(const std::string& text, const char* what) { return text.find(what) != std::string::npos; }
 
-// The summary value at a dotted path, or null.
+// The summary value at a dotted path, or null; a "serving." path reads the serving run's object.
 nlohmann::ordered_json summary_value(const nlohmann::ordered_json& results, const std::string& path) {
-  const auto summary = results.find("summary");
+  constexpr std::string_view kServing = "serving.";
+  const bool serving = path.compare(0, kServing.size(), kServing) == 0;
+  const auto summary = results.find(serving ? "serving" : "summary");
   if (summary == results.end()) return nullptr;
   const nlohmann::ordered_json* node = &*summary;
-  std::size_t start = 0;
+  std::size_t start = serving ? kServing.size() : 0;
   while (true) {
     const auto dot = path.find('.', start);
     const std::string key = path.substr(start, dot == std::string::npos ? std::string::npos : dot - start);

@@ -704,7 +704,8 @@ std::optional<double> x_of(const XSource& s, const Point& p) {
   return v.get<double>();
 }
 
-// A line chart of tokens/s per GPU: one line per series, along the `line` dimensions.
+// A line chart of a metric (tokens/s per GPU unless --y names another): one line per series,
+// along the `line` dimensions.
 struct LineChart {
   std::string name;
   std::string what;      // for the title
@@ -712,18 +713,21 @@ struct LineChart {
   std::string x_column;  // the .dat header of the x column
   std::set<std::size_t> line_dims;
   std::vector<std::string> categories;  // categorical x: the tic labels at 0, 1, ...
+  std::string y_column = kTokensPerGpu;
+  std::string y_title = "Throughput per GPU";
+  std::string ylabel = "decode throughput (tokens/s per GPU)";
 };
 
 void add_line_chart(Context& c, const LineChart& chart, const std::function<std::optional<double>(const Point&)>& x) {
   std::vector<const Point*> points;
   std::set<double> xs;
   for (const auto& p : c.view.ok) {
-    if (x(p) && metric(p, kTokensPerGpu)) {
+    if (x(p) && metric(p, chart.y_column)) {
       points.push_back(&p);
       xs.insert(*x(p));
     }
   }
-  note_left_out(c, chart.name, points.size(), "lack " + chart.x_column + " or tokens_per_s_per_gpu");
+  note_left_out(c, chart.name, points.size(), "lack " + chart.x_column + " or " + chart.y_column);
   if (xs.size() < 2) {
     c.plan.messages.push_back("skipped " + chart.name + ": the ok points have " +
                               (xs.empty() ? std::string("no ") + chart.x_column + " value"
@@ -735,13 +739,13 @@ void add_line_chart(Context& c, const LineChart& chart, const std::function<std:
   const bool split = panels.list.size() > 1;
   // Split charts share their scales, so that they compare at a glance.
   double top = 0.0;
-  for (const Point* p : points) top = std::max(top, *metric(*p, kTokensPerGpu));
-  const std::string title = title_of(c, "Throughput per GPU vs " + chart.what);
+  for (const Point* p : points) top = std::max(top, *metric(*p, chart.y_column));
+  const std::string title = title_of(c, chart.y_title + " vs " + chart.what);
   for (const auto& panel : panels.list) {
     const std::string subtitle = subtitle_of(c, panel);
     const std::string head = heading(title, subtitle);
     auto series = group(axes_among(c.view, panel.points), panel.points, chart.line_dims);
-    std::string data = "# " + head + "\n# columns: " + chart.x_column + " tokens_per_s_per_gpu point; one block per "
+    std::string data = "# " + head + "\n# columns: " + chart.x_column + " " + chart.y_column + " point; one block per "
                        "series (gnuplot index 0, 1, ...), sorted by x\n";
     std::vector<std::string> plots;
     for (std::size_t i = 0; i < series.size(); ++i) {
@@ -750,12 +754,12 @@ void add_line_chart(Context& c, const LineChart& chart, const std::function<std:
       data += (i > 0 ? "\n\n" : "") + std::string("# index ") + std::to_string(i) + ": " +
               one_line(s.label.empty() ? "all points" : s.label) + "\n";
       for (const Point* p : s.points) {
-        data += num(*x(*p)) + " " + num(*metric(*p, kTokensPerGpu)) + " " + std::to_string(p->index) + "\n";
+        data += num(*x(*p)) + " " + num(*metric(*p, chart.y_column)) + " " + std::to_string(p->index) + "\n";
       }
-      plots.push_back("'" + panel.name + ".dat' index " + std::to_string(i) +
-                      " using 1:2 with linespoints lw 2 ps 1.3 title " + quote(s.label.empty() ? "tokens/s per GPU" : s.label));
+      plots.push_back("'" + panel.name + ".dat' index " + std::to_string(i) + " using 1:2 with linespoints lw 2 ps 1.3 title " +
+                      quote(s.label.empty() ? (chart.y_column == kTokensPerGpu ? "tokens/s per GPU" : chart.y_column) : s.label));
     }
-    std::string settings = common_settings(title, chart.xlabel, "decode throughput (tokens/s per GPU)", subtitle);
+    std::string settings = common_settings(title, chart.xlabel, chart.ylabel, subtitle);
     settings += split ? "set yrange [0:" + num(top * 1.05) + "]\n" : "set yrange [0:*]\n";
     std::vector<std::string> along;
     for (const auto& a : c.view.axes) {
@@ -796,7 +800,7 @@ void add_line_chart(Context& c, const LineChart& chart, const std::function<std:
       settings += "set xtics (" + join(tics, ", ") + ")\n";
     }
     c.plan.charts.push_back({panel.name,
-                             make_script(panel.name, head, chart.x_column + " tokens_per_s_per_gpu point", settings,
+                             make_script(panel.name, head, chart.x_column + " " + chart.y_column + " point", settings,
                                          clauses(plots), c.request.format, {}),
                              data, images_of(panel.name, c.request.format)});
   }
@@ -840,12 +844,20 @@ std::string file_stem(const std::string& path) {
   return out;
 }
 
-void throughput_vs_axis(Context& c, const std::string& path) {
-  const std::string name = "throughput_vs_" + file_stem(path);
-  if (!require(c, name, {kTokensPerGpu})) return;
+// `y` against the axis at `path` (--x, --y): throughput_vs_<axis> for tokens/s per GPU, else
+// <y>_vs_<axis>, the metric column named as the ledger has it.
+void metric_vs_axis(Context& c, const std::string& path, const std::string& y) {
+  const bool throughput = y == kTokensPerGpu;
+  const std::string name = (throughput ? std::string("throughput") : file_stem(y)) + "_vs_" + file_stem(path);
+  if (!require(c, name, {y})) return;
   const int a = axis_index(c.view, path);
   const Axis& axis = c.view.axes[static_cast<std::size_t>(a)];
   LineChart chart{name, path, path, file_stem(path), {axis.dimension}, {}};
+  if (!throughput) {
+    chart.y_column = y;
+    chart.y_title = y;
+    chart.ylabel = y;
+  }
   if (axis.numeric) {
     add_line_chart(c, chart, [&](const Point& p) { return x_of(XSource{"", a}, p); });
     return;
@@ -1416,6 +1428,9 @@ PlotInput read_plot_input(const std::filesystem::path& sweep_dir) {
 }
 
 PlotPlan plan_plots(const PlotInput& input, const PlotRequest& request) {
+  if (!request.y_columns.empty() && request.x_axis.empty()) {
+    throw ConfigError("--y " + request.y_columns.front(), "", "--y plots a metric against the axis --x names: give --x AXIS_PATH");
+  }
   if (!request.x_axis.empty() && std::find(input.axes.begin(), input.axes.end(), request.x_axis) == input.axes.end()) {
     throw ConfigError("--x " + request.x_axis, "", "\"" + request.x_axis + "\" is not an axis of the sweep" +
                                                        did_you_mean(request.x_axis, input.axes) + "; the axes are " +
@@ -1452,12 +1467,26 @@ PlotPlan plan_plots(const PlotInput& input, const PlotRequest& request) {
                             " ok and plotted; not plotted: " + join(counts, ", "));
   }
   Context c{*in, request, view, plan, input.name.empty() ? "" : "sweep " + input.name, where};
-  throughput_vs_batch(c);
-  throughput_vs_context(c);
-  if (!request.x_axis.empty()) throughput_vs_axis(c, request.x_axis);
-  step_time_breakdown(c);
-  pcie_utilization(c);
-  pareto_tpot(c);
+  // A serving sweep records serving metrics only: the decode charts do not apply to it.
+  const bool serving = std::all_of(view.columns.begin(), view.columns.end(),
+                                   [](const std::string& col) { return col.rfind("serving_", 0) == 0; });
+  if (serving) {
+    plan.messages.push_back("a serving sweep: the decode charts (throughput, step time, PCIe, Pareto) do not apply; " +
+                            std::string(request.y_columns.empty() ? "chart its metrics with --x AXIS --y COLUMN"
+                                                                  : "its metrics charted against --x"));
+  } else {
+    throughput_vs_batch(c);
+    throughput_vs_context(c);
+  }
+  if (!request.x_axis.empty()) {
+    if (request.y_columns.empty() && !serving) metric_vs_axis(c, request.x_axis, kTokensPerGpu);
+    for (const auto& y : request.y_columns) metric_vs_axis(c, request.x_axis, y);
+  }
+  if (!serving) {
+    step_time_breakdown(c);
+    pcie_utilization(c);
+    pareto_tpot(c);
+  }
   if (plan.charts.empty()) {
     throw ConfigError(input.origin, "", "no chart can be drawn:\n  " + join(plan.messages, "\n  "));
   }

@@ -5,6 +5,7 @@
 //   throughput_vs_batch    tokens/s per GPU against batch per GPU
 //   throughput_vs_context  tokens/s per GPU against context length
 //   throughput_vs_<axis>   tokens/s per GPU against the axis given with --x
+//   <column>_vs_<axis>     each metric column given with --y (a serving sweep's TTFT, goodput, ...) against --x
 //   step_time_breakdown    where a mean step goes, stacked per point, and the hidden transfer beside it
 //   pcie_utilization       PCIe h2d and d2h utilisation per offload point
 //   pareto_tpot            tokens/s per GPU against TPOT, every point and the Pareto front
@@ -60,6 +61,9 @@ inline constexpr std::size_t kPlotMaxCharts = 64;
 struct PlotRequest {
   PlotFormat format = PlotFormat::both;
   std::string x_axis;  // --x: also plot throughput against this axis (empty: not)
+  // --y: plot these metric columns (ledger names, e.g. serving_ttft_p99_s) against --x instead of
+  // tokens/s per GPU; each chart is COLUMN_vs_AXIS.
+  std::vector<std::string> y_columns;
   // --where PATH=VALUE: plot only the points whose axis PATH (or key PATH of an object axis, such
   // as cache.pool_ratio) has VALUE (read as JSON when it parses, else as a string; a value's text
   // also matches). Clauses on one path: any of them; on different paths: all.

@@ -100,6 +100,24 @@ const std::vector<SweepMetric>& known_sweep_metrics() {
       {"offload.pcie_utilization.h2d", "pcie_h2d_utilization"},
       {"offload.pcie_utilization.d2h", "pcie_d2h_utilization"},
       {"simgrid_activities", "simgrid_activities"},
+      // A serving run's fields (results.json "serving", sim/serving/serving_metrics.cpp): "serving."
+      // paths are read there instead of "summary".
+      {"serving.requests.completed", "serving_completed_requests"},
+      {"serving.requests.incomplete", "serving_incomplete_requests"},
+      {"serving.ttft_s.mean", "serving_ttft_mean_s"},
+      {"serving.ttft_s.p99", "serving_ttft_p99_s"},
+      {"serving.tpot_s.mean", "serving_tpot_mean_s"},
+      {"serving.tpot_s.p99", "serving_tpot_p99_s"},
+      {"serving.itl_s.p99", "serving_itl_p99_s"},
+      {"serving.e2el_s.p99", "serving_e2el_p99_s"},
+      {"serving.queue_wait_s.mean", "serving_queue_wait_mean_s"},
+      {"serving.throughput.output_tokens_per_s", "serving_output_tokens_per_s"},
+      {"serving.throughput.output_tokens_per_s_per_gpu", "serving_output_tokens_per_s_per_gpu"},
+      {"serving.throughput.requests_per_s", "serving_requests_per_s"},
+      {"serving.goodput.requests_per_s", "serving_goodput_requests_per_s"},
+      {"serving.goodput.good_share", "serving_good_share"},
+      {"serving.energy.per_output_token_j", "serving_energy_per_output_token_j"},
+      {"serving.cost.per_million_output_tokens_usd", "serving_cost_per_million_output_tokens_usd"},
   };
   return metrics;
 }
@@ -353,8 +371,8 @@ SweepSpec read_sweep_spec(const nlohmann::json& document, const std::string& ori
       const std::string path = (*metrics)[i].get<std::string>();
       if (std::find(known_paths.begin(), known_paths.end(), path) == known_paths.end()) {
         throw ConfigError(origin, mp, "unknown metric \"" + path + "\"" + did_you_mean(path, known_paths) +
-                                          "; the metrics are the numeric fields of results.json \"summary\" "
-                                          "(scenarios/README.md, Sweeps)");
+                                          "; the metrics are the numeric fields of results.json \"summary\" and, for "
+                                          "serving scenarios, \"serving.\" fields (scenarios/README.md, Sweeps)");
       }
       if (std::find(chosen.begin(), chosen.end(), path) != chosen.end()) {
         throw ConfigError(origin, mp, "metric \"" + path + "\" is listed twice");

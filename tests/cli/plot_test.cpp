@@ -705,3 +705,64 @@ TEST_CASE("plot renders split charts as one output set and removes them when a s
 }
 
 }  // namespace
+
+namespace {
+
+// A serving sweep's ledger: two rates x two cache modes, TTFT p99 growing with the rate on the
+// GPU-only points; serving metric columns only.
+void write_serving_sweep(const std::filesystem::path& dir) {
+  const json rates = json::array({"2/s", "8/s"});
+  const json caches = json::parse(R"([{"mode": "gpu"}, {"mode": "offload", "pool_ratio": 0.21}])");
+  const double ttft[4] = {7.0, 7.1, 190.0, 8.3};
+  std::string ledger;
+  for (std::size_t i = 0; i < 4; ++i) {
+    nlohmann::ordered_json r;
+    r["point"] = i;
+    r["axes"] = {{"serving.arrivals.rate", rates[i / 2]}, {"cache", caches[i % 2]}};
+    r["status"] = "ok";
+    r["reason"] = nullptr;
+    r["serving_ttft_p99_s"] = ttft[i];
+    r["serving_goodput_requests_per_s"] = i == 2 ? 0.4 : 1.9;
+    r["scenario_sha256"] = "0";
+    r["ess_sim_version"] = "test";
+    r["wall_s"] = 0.1;
+    ledger += r.dump() + "\n";
+  }
+  std::ofstream(dir / "results.jsonl") << ledger;
+  nlohmann::ordered_json copy;
+  copy["schema"] = "ess-sim/sweep-dir/v1";
+  copy["spec_sha256"] = "0";
+  copy["shard"] = "0/1";
+  copy["spec"] = json::parse(R"({"schema": "ess-sim/sweep/v1", "name": "serving", "base": "base.json",
+    "axes": [{"path": "serving.arrivals.rate", "values": ["2/s", "8/s"]},
+             {"path": "cache", "values": [{"mode": "gpu"}, {"mode": "offload", "pool_ratio": 0.21}]}]})");
+  std::ofstream(dir / "spec.json") << copy.dump(2) << "\n";
+}
+
+}  // namespace
+
+TEST_CASE("plot --x --y charts a serving sweep's metrics against an axis, without the decode charts", "[plot]") {
+  const ScratchDir dir("ess-plot");
+  write_serving_sweep(dir.path());
+  ess::PlotRequest request;
+  request.x_axis = "serving.arrivals.rate";
+  request.y_columns = {"serving_ttft_p99_s", "serving_goodput_requests_per_s"};
+  const auto plan = ess::plan_plots(ess::read_plot_input(dir.path()), request);
+  REQUIRE(plan.charts.size() == 2);
+  const auto* ttft = chart(plan, "serving_ttft_p99_s_vs_serving_arrivals_rate");
+  REQUIRE(ttft != nullptr);
+  // Categorical rates at 0 and 1, one block per cache section: GPU-only 7.0 -> 190, ESS 7.1 -> 8.3.
+  CHECK(contains(ttft->data, "# columns: serving_arrivals_rate serving_ttft_p99_s point"));
+  CHECK(contains(ttft->data, "0 7 0\n1 190 2\n"));
+  CHECK(contains(ttft->data, "0 7.1 1\n1 8.3 3\n"));
+  CHECK(contains(ttft->script, "set ylabel 'serving_ttft_p99_s'"));
+  CHECK(chart(plan, "throughput_vs_batch") == nullptr);
+  CHECK(has_message(plan, "a serving sweep: the decode charts"));
+  // A column the ledger lacks is skipped by name; --y without --x is refused.
+  request.y_columns = {"serving_tpot_p99_s", "serving_ttft_p99_s"};
+  const auto partial = ess::plan_plots(ess::read_plot_input(dir.path()), request);
+  CHECK(partial.charts.size() == 1);
+  CHECK(has_message(partial, "skipped serving_tpot_p99_s_vs_serving_arrivals_rate: needs the metric column serving_tpot_p99_s"));
+  request.x_axis.clear();
+  CHECK_THROWS_WITH(ess::plan_plots(ess::read_plot_input(dir.path()), request), Catch::Contains("give --x AXIS_PATH"));
+}

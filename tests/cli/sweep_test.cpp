@@ -441,3 +441,36 @@ TEST_CASE("sweep --timeout: a point past it is killed and recorded as a timeout,
   CHECK(sweep(small, dir.path() / "bad", {"--timeout", "10min"}).code == 2);
   CHECK(sweep(small, dir.path() / "bad", {"--timeout", "-1s"}).code == 2);
 }
+
+TEST_CASE("sweep: a serving scenario's points record its serving.* metrics, each the run's own value") {
+  ScratchDir dir("ess-sweep");
+  const auto path = dir.path() / "serving.json";
+  std::ofstream(path) << R"({"schema": "ess-sim/sweep/v1", "name": "serving-small",
+    "base": ")" << ESS_SOURCE_DIR << R"(/scenarios/serving-baseline-32k.json",
+    "axes": [{"path": "serving.duration", "values": ["20s"]},
+             {"path": "serving.table", "values": [{"batches": [1, 8, 21]}]},
+             {"path": "serving.arrivals.rate", "values": ["1/s", "4/s"]}],
+    "metrics": ["serving.ttft_s.p99", "serving.throughput.output_tokens_per_s", "serving.requests.completed"]})";
+  const auto r = sweep(path, dir.path() / "out");
+  INFO(r.err);
+  REQUIRE(r.code == 0);
+  const auto records = without_wall(read_file(dir.path() / "out" / "results.jsonl"));
+  REQUIRE(records.size() == 2);
+  for (const auto& rec : records) {
+    CHECK(rec["status"] == "ok");
+    const std::string rate = rec["axes"]["serving.arrivals.rate"].get<std::string>();
+    const auto direct = run_cli({"run", std::string(ESS_SOURCE_DIR) + "/scenarios/serving-baseline-32k.json", "--set",
+                                 "serving.duration=20s", "--set", "serving.table={\"batches\": [1, 8, 21]}", "--set",
+                                 "serving.arrivals.rate=" + rate, "--json"});
+    REQUIRE(direct.code == 0);
+    const json s = json::parse(direct.out)["serving"];
+    // The in-process run follows other Simulations of this test process, and SimGrid's clock does
+    // not restart between them (engine_actors.cpp: times are clock - t0), so its last digits may
+    // differ from the sweep's child process (a fresh process, like every `ess-sim run`).
+    CHECK(rec["serving_ttft_p99_s"].get<double>() == Approx(s["ttft_s"]["p99"].get<double>()).epsilon(1e-12));
+    CHECK(rec["serving_output_tokens_per_s"].get<double>() ==
+          Approx(s["throughput"]["output_tokens_per_s"].get<double>()).epsilon(1e-12));
+    CHECK(rec["serving_completed_requests"] == s["requests"]["completed"]);
+  }
+  CHECK(records[1]["serving_completed_requests"].get<int>() > records[0]["serving_completed_requests"].get<int>());
+}
