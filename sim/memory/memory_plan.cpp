@@ -234,22 +234,32 @@ MemoryBudget plan_memory(const Scenario& s, std::int64_t batch) {
   }
 
   // Activations (an estimate): a few live hidden-size buffers, the widest intermediate, the
-  // indexer logits and top-k, the MoE dispatch/combine buffers and the LM head logits.
+  // indexer logits and top-k, the MoE dispatch/combine buffers and the LM head logits, for the
+  // decode query tokens and a prefill chunk's tokens (workload.prefill_chunk: its indexer scores
+  // every key up to itself; only its last token reaches the LM head).
+  const std::int64_t chunk = s.workload.prefill_chunk ? s.workload.prefill_chunk->tokens : 0;
+  const std::int64_t chunk_keys = s.workload.prefill_chunk ? s.workload.prefill_chunk->cached + chunk : 0;
+  const double pass = d(T + chunk);
   double widest = d(m.dense_intermediate / tp) * 2;
   if (m.attention.kind == AttentionKind::mla) {
     const auto& a = m.attention.mla;
     const std::int64_t heads = m.attention.heads / tp;
     widest = std::max({widest, d(heads * (a.qk_nope_head_dim + a.qk_rope_head_dim)), d(heads * a.kv_lora_rank)});
   }
-  double act_bytes = d(T) * (kLiveHiddenBuffers * d(m.hidden) + 2 * widest) * bytes_per_element(act);
-  if (m.indexer) act_bytes += d(T) * (d(tokens) + d(m.indexer->top_k)) * 4.0;  // fp32 logits, int32 indices
+  double act_bytes = pass * (kLiveHiddenBuffers * d(m.hidden) + 2 * widest) * bytes_per_element(act);
+  if (m.indexer) {
+    act_bytes += d(T) * (d(tokens) + d(m.indexer->top_k)) * 4.0;  // fp32 logits, int32 indices
+    act_bytes += d(chunk) * (d(chunk_keys) + d(m.indexer->top_k)) * 4.0;
+  }
   if (m.moe) {
-    const double pairs = d(T) * d(m.moe->experts_per_token);
+    const double pairs = pass * d(m.moe->experts_per_token);
     act_bytes += pairs * d(m.hidden) * (1.0 + bytes_per_element(act)) +             // dispatch (fp8), combine
                  pairs * 2.0 * d(m.moe->expert_intermediate) * bytes_per_element(act);  // expert intermediates
   }
-  act_bytes += d(T) * d(m.vocab / tp) * 4.0;  // fp32 logits
-  b.lines.push_back({"activations", Bytes(act_bytes), std::to_string(T) + " query tokens per pass (estimate)"});
+  act_bytes += d(T + (chunk > 0 ? 1 : 0)) * d(m.vocab / tp) * 4.0;  // fp32 logits
+  b.lines.push_back({"activations", Bytes(act_bytes),
+                     std::to_string(T) + " query tokens per pass" +
+                         (chunk > 0 ? " and a prefill chunk of " + std::to_string(chunk) + " tokens" : "") + " (estimate)"});
   b.lines.push_back({"runtime", s.memory.runtime_overhead, "memory.runtime_overhead"});
   b.lines.push_back({"reserve", b.capacity * s.memory.reserve_fraction,
                      "memory.reserve = " + shortest_number(s.memory.reserve_fraction) + " of HBM"});

@@ -377,6 +377,12 @@ nlohmann::ordered_json results_json(const Scenario& s, const RunResult& r, const
   sum["tokens_per_s_node"] = per_gpu * s.hardware.gpu.count;
   sum["tokens_per_s_total"] = per_gpu * r.gpus;
   sum["otps_per_request"] = acceptance / st.mean;
+  if (const auto& c = s.workload.prefill_chunk) {
+    // Every step also prefills a chunk per GPU (per replica under TP): its prompt tokens per second.
+    sum["prefill_chunk"] = {{"tokens", c->tokens},
+                            {"cached", c->cached},
+                            {"prompt_tokens_per_s_per_gpu", static_cast<double>(c->tokens) / st.mean}};
+  }
   // The calibration band of the step time and throughput (sim/metrics/bands.h).
   const StepBand band = step_band(r, s.hardware_bands);
   sum["band"] = band_json(band, per_gpu);
@@ -433,7 +439,12 @@ std::string results_table(const Scenario& s, const RunResult& r) {
     out += "  calibration band  none: uncalibrated hardware (a profile from `ess-sim calibrate` gives one)\n";
   }
   out += "  throughput        " + fmt("%.0f", per_gpu * s.hardware.gpu.count) + " tokens/s per node, " +
-         fmt("%.1f", per_gpu) + " per GPU, " + fmt("%.2f", acceptance / st.mean) + " per request\n\n";
+         fmt("%.1f", per_gpu) + " per GPU, " + fmt("%.2f", acceptance / st.mean) + " per request\n";
+  if (const auto& c = s.workload.prefill_chunk) {
+    out += "  prefill chunk     " + std::to_string(c->tokens) + " prompt tokens per GPU per step after " + std::to_string(c->cached) +
+           " cached: " + fmt("%.0f", static_cast<double>(c->tokens) / st.mean) + " prompt tokens/s per GPU beside the decode tokens\n";
+  }
+  out += "\n";
   out += "  memory per GPU (GB)\n";
   for (const auto& line : r.memory.lines) out += "    " + line.name + std::string(16 - std::min<std::size_t>(15, line.name.size()), ' ') + fmt("%8.2f", line.bytes.value() / 1e9) + "\n";
   out += "    free            " + fmt("%8.2f", r.memory.free().value() / 1e9) + "   of " +

@@ -17,6 +17,13 @@ double fixed_bytes(const Scenario& s, std::int64_t batch, std::int64_t tokens) {
   at.workload.batch_per_gpu = batch;
   at.workload.context_length = tokens;
   at.workload.decode_steps = 0;  // cache_tokens() = the context: the request's final length
+  // Colocated prefill: every step may carry the token budget's prompt chunk besides the decode
+  // tokens (engines reserve activations for their max_num_batched_tokens), the last chunk of the
+  // longest prompt scoring the most keys.
+  if (s.serving && s.serving->prefill.colocated()) {
+    const std::int64_t budget = s.serving->prefill.tokens_per_gpu;
+    at.workload.prefill_chunk = PrefillChunk{budget, std::max<std::int64_t>(0, tokens - budget)};
+  }
   const MemoryBudget b = plan_memory(at, batch);
   return (b.line("weights") + b.line("activations") + b.line("runtime") + b.line("reserve")).value();
 }

@@ -100,6 +100,9 @@ const std::vector<SweepMetric>& known_sweep_metrics() {
       {"offload.pcie_utilization.h2d", "pcie_h2d_utilization"},
       {"offload.pcie_utilization.d2h", "pcie_d2h_utilization"},
       {"simgrid_activities", "simgrid_activities"},
+      {"prefill_chunk.tokens", "prefill_chunk_tokens"},
+      {"prefill_chunk.cached", "prefill_chunk_cached_tokens"},
+      {"prefill_chunk.prompt_tokens_per_s_per_gpu", "prefill_chunk_prompt_tokens_per_s_per_gpu"},
       // A serving run's fields (results.json "serving", sim/serving/serving_metrics.cpp): "serving."
       // paths are read there instead of "summary".
       {"serving.requests.completed", "serving_completed_requests"},

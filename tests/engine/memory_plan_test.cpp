@@ -149,3 +149,17 @@ TEST_CASE("with an NVMe tier, what host memory cannot hold spills to NVMe instea
   CHECK(p.nvme_latent_per_node.value() == Approx(2 * 251628005376.0));
   CHECK(p.cold_fraction == Approx(251628005376.0 / 1151628005376.0));
 }
+
+TEST_CASE("a prefill chunk's activations join the step's: its tokens through every buffer, its indexer logits") {
+  // DeepSeek-V3.2-Exp, tp 1, bf16 activations, a chunk of 4096 tokens after 16,384 cached:
+  //   hidden buffers 4096 x (6 x 7168 + 2 x 65536 (the widest: 128 heads x kv_lora 512)) x 2 B
+  //     = 1,426,063,360
+  //   indexer 4096 x (20,480 keys + 2048 top-k) x 4 B = 369,098,752
+  //   MoE 4096 x 8 copies x (7168 x (1 + 2) B + 2 x 2048 x 2 B) = 973,078,528
+  //   LM head: its last token, 129,280 x 4 B = 517,120; in all 2,768,757,760 B more.
+  const auto plain = bundled_scenario("dsv32-baseline-32k", {"workload.batch_per_gpu=4"});
+  const auto mixed = bundled_scenario("dsv32-baseline-32k",
+                                      {"workload.batch_per_gpu=4", "workload.prefill_chunk={\"tokens\":4096,\"cached\":16384}"});
+  const double extra = ess::plan_memory(mixed, 4).line("activations").value() - ess::plan_memory(plain, 4).line("activations").value();
+  CHECK(extra == Approx(2768757760.0));
+}
