@@ -12,7 +12,6 @@
 
 #include "sim/cli/commands.h"
 #include "sim/config/config_error.h"
-#include "sim/config/serving_config.h"
 #include "sim/sweep/ledger.h"
 #include "sim/sweep/search.h"
 
@@ -196,7 +195,6 @@ void add_search_command(CLI::App& app, CommandAction& action) {
   });
 
   auto pd = std::make_shared<PdSearch>();
-  pd->colocated_tokens = kColocatedTokensPerGpu;
   auto* pdc = search->add_subcommand("pd", "Fewest GPUs for a disaggregated serving scenario's workload: prefill instances "
                                            "for each decode node count, against the colocated alternative, so that every "
                                            "request completes and a share of them meet serving.slo");
@@ -210,7 +208,7 @@ void add_search_command(CLI::App& app, CommandAction& action) {
       ->delimiter(',')
       ->check(CLI::Range(1, 4096));
   pdc->add_flag("--colocated", pd->colocated, "Also try each decode node count prefilling its own prompts in chunks");
-  pdc->add_option("--colocated-tokens", pd->colocated_tokens, "Colocated step budget per GPU (default 8192)")
+  pdc->add_option("--colocated-tokens", pd->colocated_tokens, "Colocated step budget per GPU (default " + std::to_string(kColocatedTokensPerGpu) + ")")
       ->check(CLI::Range(1, 1048576));
   pdc->add_flag("--json", pd->json, "Print a JSON object instead of the table");
   pdc->callback([pd, &action] {

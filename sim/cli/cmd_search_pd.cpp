@@ -181,9 +181,9 @@ int search_pd(const PdSearch& q, std::ostream& out) {
   const std::vector<int> nodes = q.decode_nodes.empty() ? std::vector<int>{base.hardware.nodes} : q.decode_nodes;
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   nlohmann::ordered_json colocated_rows = nlohmann::ordered_json::array();
-  nlohmann::ordered_json notes = nlohmann::ordered_json::array();
   std::optional<Candidate> best;
   std::vector<std::string> why;
+  std::vector<std::string> colocated_misses;  // noted beside an answer found elsewhere
   const auto consider = [&best](const std::optional<Candidate>& c) {
     if (c && (!best || c->gpus < best->gpus)) best = c;
   };
@@ -203,7 +203,7 @@ int search_pd(const PdSearch& q, std::ostream& out) {
     consider(probe_colocated(load_probe(q, sets), q, colocated_rows, cmiss));
     if (!cmiss.empty()) {
       why.push_back("colocated on " + std::to_string(d) + " node(s): " + cmiss);
-      if (best) notes.push_back("colocated on " + std::to_string(d) + " node(s) misses: " + cmiss);
+      colocated_misses.push_back("colocated on " + std::to_string(d) + " node(s) misses: " + cmiss);
     }
   }
   std::string why_not;
@@ -223,7 +223,7 @@ int search_pd(const PdSearch& q, std::ostream& out) {
       {"why_not", best ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(why_not)},
       {"probes", rows},
       {"colocated", q.colocated ? colocated_rows : nlohmann::ordered_json(nullptr)},
-      {"notes", notes}};
+      {"notes", best ? nlohmann::ordered_json(colocated_misses) : nlohmann::ordered_json::array()}};
   if (q.json) {
     out << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {

@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "sim/config/serving_config.h"
 #include "sim/engine/preflight.h"
 
 namespace ess {
@@ -40,7 +41,7 @@ struct PdSearch {
   double attainment = 0.9;
   std::vector<int> decode_nodes;
   bool colocated = false;
-  std::int64_t colocated_tokens = 8192;
+  std::int64_t colocated_tokens = kColocatedTokensPerGpu;
   bool json = false;
 };
 int search_pd(const PdSearch& q, std::ostream& out);

@@ -131,16 +131,12 @@ Loop::Loop(const Scenario& s, const std::vector<Request>& requests, const StepMo
   run_.requests.reserve(requests.size());
   for (const auto& r : requests) run_.requests.push_back(RequestOutcome{r});
   // A closed loop's requests not sent yet come last, their arrival kNotSent until a completion sends them.
-  sent_ = requests.size();
-  for (std::size_t i = 0; i < requests.size(); ++i) {
-    if (requests[i].arrival >= 0.0) {
-      if (sent_ < i) throw std::logic_error("run_serving: a request with an arrival after one not sent yet");
-      continue;
-    }
-    sent_ = std::min(sent_, i);
-  }
-  if (sent_ < requests.size() && (!cfg_.arrivals.closed_loop() || sent_ == 0)) {
-    throw std::logic_error("run_serving: requests not sent yet outside a closed loop, or none sent");
+  const auto unsent = [](const Request& r) { return r.arrival < 0.0; };
+  const auto first_unsent = std::find_if(requests.begin(), requests.end(), unsent);
+  sent_ = static_cast<std::size_t>(first_unsent - requests.begin());
+  if (!std::all_of(first_unsent, requests.end(), unsent) ||
+      (sent_ < requests.size() && (!cfg_.arrivals.closed_loop() || sent_ == 0))) {
+    throw std::logic_error("run_serving: requests not sent yet must come last, in a closed loop that sent some");
   }
 
   double context_sum = 0.0;

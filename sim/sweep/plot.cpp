@@ -1468,7 +1468,7 @@ PlotPlan plan_plots(const PlotInput& input, const PlotRequest& request) {
   }
   Context c{*in, request, view, plan, input.name.empty() ? "" : "sweep " + input.name, where};
   // A serving sweep records serving metrics only: the decode charts do not apply to it.
-  const bool serving = std::all_of(view.columns.begin(), view.columns.end(),
+  const bool serving = !view.columns.empty() && std::all_of(view.columns.begin(), view.columns.end(),
                                    [](const std::string& col) { return col.rfind("serving_", 0) == 0; });
   if (serving) {
     plan.messages.push_back("a serving sweep: the decode charts (throughput, step time, PCIe, Pareto) do not apply; " +
