@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "sim/graph/op_names.h"
+#include "sim/base/op_names.h"
 
 namespace ess::bench {
 

@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string_view>
 
-#include "sim/graph/op_names.h"
+#include "sim/base/op_names.h"
 
 namespace ess::runner {
 

@@ -7,7 +7,7 @@
 
 #include "kernels/bench/json_writer.h"
 #include "kernels/runner/version.h"
-#include "sim/graph/op_names.h"
+#include "sim/base/op_names.h"
 
 namespace ess::runner {
 

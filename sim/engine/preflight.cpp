@@ -12,7 +12,7 @@
 #include "sim/graph/decode_step.h"
 #include "sim/graph/op.h"
 #include "sim/graph/prefill_step.h"
-#include "sim/graph/rng.h"
+#include "sim/base/rng.h"
 #include "sim/offload/access_model.h"
 
 namespace ess {

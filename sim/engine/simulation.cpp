@@ -12,7 +12,7 @@
 #include "sim/engine/step_plans.h"
 #include "sim/graph/decode_step.h"
 #include "sim/graph/prefill_step.h"
-#include "sim/graph/rng.h"
+#include "sim/base/rng.h"
 
 namespace ess {
 

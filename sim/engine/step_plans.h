@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "sim/graph/decode_step.h"
-#include "sim/graph/rng.h"
+#include "sim/base/rng.h"
 #include "sim/offload/cache_sim.h"
 
 namespace ess {

@@ -12,7 +12,7 @@
 #include "models/elementwise.h"
 #include "models/gemm.h"
 #include "models/norm.h"
-#include "sim/graph/op_names.h"
+#include "sim/base/op_names.h"
 #include "sim/offload/overlap.h"
 #include "sim/offload/prefetch.h"
 

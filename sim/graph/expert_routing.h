@@ -21,7 +21,7 @@
 #include <span>
 #include <vector>
 
-#include "sim/graph/rng.h"
+#include "sim/base/rng.h"
 
 namespace ess {
 

@@ -10,7 +10,7 @@
 #include "models/cost.h"
 #include "models/units.h"
 #include "sim/config/scenario.h"
-#include "sim/graph/op_names.h"
+#include "sim/base/op_names.h"
 
 namespace ess {
 

@@ -8,7 +8,7 @@
 #include "models/attention.h"
 #include "models/elementwise.h"
 #include "models/gemm.h"
-#include "sim/graph/op_names.h"
+#include "sim/base/op_names.h"
 
 namespace ess {
 

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "models/elementwise.h"
-#include "sim/graph/op_names.h"
+#include "sim/base/op_names.h"
 
 namespace ess {
 

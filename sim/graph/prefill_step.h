@@ -29,7 +29,7 @@
 #include "sim/config/scenario.h"
 #include "sim/graph/op.h"
 #include "sim/graph/prefill_attention.h"
-#include "sim/graph/rng.h"
+#include "sim/base/rng.h"
 #include "sim/graph/step_blocks.h"
 
 namespace ess {

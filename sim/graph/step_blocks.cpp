@@ -10,7 +10,7 @@
 #include "models/elementwise.h"
 #include "models/gemm.h"
 #include "models/norm.h"
-#include "sim/graph/op_names.h"
+#include "sim/base/op_names.h"
 
 namespace ess {
 

@@ -24,7 +24,7 @@
 #include "sim/config/scenario.h"
 #include "sim/graph/expert_routing.h"
 #include "sim/graph/op.h"
-#include "sim/graph/rng.h"
+#include "sim/base/rng.h"
 
 namespace ess {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "sim/graph/op_names.h"
+#include "sim/base/op_names.h"
 
 namespace ess {
 

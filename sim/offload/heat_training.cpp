@@ -9,7 +9,7 @@
 
 #include <Eigen/Dense>
 
-#include "sim/graph/rng.h"
+#include "sim/base/rng.h"
 #include "sim/io/read_file.h"
 #include "sim/io/sha256.h"
 #include "sim/offload/access_trace.h"

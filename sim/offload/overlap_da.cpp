@@ -2,7 +2,7 @@
 // GPU runs while the misses are fetched; attention over the fetched entries and the merge of the
 // two partial results follow.
 #include "sim/offload/overlap.h"
-#include "sim/graph/op_names.h"
+#include "sim/base/op_names.h"
 
 #include <algorithm>
 

@@ -1,7 +1,7 @@
 // serial: no overlap. The indexer selects, the misses are fetched, then attention reads every
 // selected entry: the fetch is fully exposed (the paper's baseline for its overlap designs).
 #include "sim/offload/overlap.h"
-#include "sim/graph/op_names.h"
+#include "sim/base/op_names.h"
 
 namespace ess {
 

@@ -18,7 +18,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/graph/rng.h"
+#include "sim/base/rng.h"
 #include "sim/offload/access_model.h"
 
 namespace ess {

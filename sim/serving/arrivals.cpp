@@ -7,7 +7,7 @@
 
 #include "sim/config/config_error.h"
 #include "sim/config/json_text.h"
-#include "sim/graph/rng.h"
+#include "sim/base/rng.h"
 #include "sim/serving/trace_formats.h"
 
 namespace ess {

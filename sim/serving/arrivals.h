@@ -32,7 +32,7 @@ struct Request {
 
 // Poisson arrivals during [0, duration), rate changes applied at their times (the process is
 // memoryless, so it restarts at each change). Exponential gaps by inversion of our own uniform
-// draws (sim/graph/rng.h); lengths uniform over their integer range.
+// draws (sim/base/rng.h); lengths uniform over their integer range.
 [[nodiscard]] std::vector<Request> poisson_arrivals(const ArrivalConfig& a, double duration, std::uint64_t seed);
 
 // A trace in ess-sim's CSV: a header line "arrival_s,prompt_tokens,output_tokens", then one

@@ -7,7 +7,7 @@
 
 #include "sim/config/config_error.h"
 #include "sim/config/quantity.h"
-#include "sim/graph/rng.h"
+#include "sim/base/rng.h"
 
 namespace ess {
 

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/graph/rng.h"
+#include "sim/base/rng.h"
 #include "sim/io/atomic_file.h"
 #include "sim/io/sha256.h"
 #include "sim/offload/access_trace.h"

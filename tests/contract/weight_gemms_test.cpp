@@ -18,7 +18,7 @@
 #include "models/gemm.h"
 #include "sim/config/scenario.h"
 #include "sim/graph/decode_step.h"
-#include "sim/graph/rng.h"
+#include "sim/base/rng.h"
 #include "sim/graph/weight_gemms.h"
 #include "sim/memory/memory_plan.h"
 

@@ -10,7 +10,7 @@
 #include "sim/config/config_error.h"
 #include "sim/engine/simulation.h"
 #include "sim/graph/decode_step.h"
-#include "sim/graph/op_names.h"
+#include "sim/base/op_names.h"
 #include "sim/offload/access_trace.h"
 #include "tests/engine/first_four_access.h"
 #include "tests/engine/test_scenarios.h"

@@ -12,7 +12,7 @@
 #include "sim/config/config_error.h"
 #include "sim/engine/preflight.h"
 #include "sim/engine/simulation.h"
-#include "sim/graph/op_names.h"
+#include "sim/base/op_names.h"
 #include "sim/graph/prefill_step.h"
 #include "sim/graph/step_blocks.h"
 #include "test_scenarios.h"

@@ -13,7 +13,7 @@
 #include "tests/engine/test_scenarios.h"
 #include "sim/config/config_error.h"
 #include "sim/engine/simulation.h"
-#include "sim/graph/rng.h"
+#include "sim/base/rng.h"
 #include "sim/memory/memory_plan.h"
 #include "sim/offload/access_trace.h"
 

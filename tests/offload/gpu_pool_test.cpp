@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/graph/rng.h"
+#include "sim/base/rng.h"
 
 namespace ess {
 

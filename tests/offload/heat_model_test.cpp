@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/graph/rng.h"
+#include "sim/base/rng.h"
 #include "sim/offload/cache_sim.h"
 #include "sim/offload/gpu_pool.h"
 #include "sim/offload/heat_model.h"

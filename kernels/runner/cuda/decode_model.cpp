@@ -10,7 +10,7 @@
 
 #include "kernels/runner/cuda/check.h"
 #include "kernels/runner/trace_file.h"
-#include "sim/graph/op_names.h"
+#include "sim/base/op_names.h"
 
 namespace ess::runner::gpu {
 

@@ -11,7 +11,7 @@
 #include "kernels/runner/cuda/check.h"
 #include "kernels/runner/cuda/kernels.h"
 #include "kernels/runner/reference.h"
-#include "sim/graph/rng.h"
+#include "sim/base/rng.h"
 
 namespace ess::runner::gpu {
 
