@@ -23,7 +23,7 @@
 // NIC for other nodes). The switches are non-blocking, so the ports are the bottlenecks; this keeps
 // an all-to-all at 4 flows per GPU instead of one per pair of GPUs. Every port link has the latency
 // of a whole transfer (the up and down flows run at the same time), so that a flow of b bytes takes
-// latency + b / bandwidth (DESIGN.md section 7).
+// latency + b / bandwidth (SimGrid's CM02 model without TCP gamma or cross-traffic).
 #pragma once
 
 #include <vector>

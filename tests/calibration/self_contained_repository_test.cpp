@@ -27,8 +27,14 @@ namespace {
 const std::string kBesideCheckout = std::string("..") + "/shared";
 const std::string kSharedData = std::string("shared") + "/data";
 
+// The design document the project started from stays beside the checkout: a shipped file that
+// cites it (by its file name, or by the name the presets once gave it) sends a user to text they cannot read.
+const std::string kDesignDocument = std::string("DESIGN") + ".md";
+const std::string kDesignBrief = std::string("design") + " brief";
+
 bool refers_outside(const std::string& text) {
-  return text.find(kBesideCheckout) != std::string::npos || text.find(kSharedData) != std::string::npos;
+  return text.find(kBesideCheckout) != std::string::npos || text.find(kSharedData) != std::string::npos ||
+         text.find(kDesignDocument) != std::string::npos || text.find(kDesignBrief) != std::string::npos;
 }
 
 std::string read_whole(const fs::path& path) {
@@ -101,7 +107,10 @@ std::vector<std::string> outside_references(const fs::path& root, const std::vec
 TEST_CASE("the outside-reference matcher finds both spellings and nothing else", "[repository]") {
   CHECK(refers_outside("\"path\": \"" + kBesideCheckout + "/data/vidur/x.csv\""));
   CHECK(refers_outside("/work/" + kSharedData + "/SOURCES.md"));
-  CHECK(refers_outside("(" + kBesideCheckout + " DESIGN.md section 6)"));
+  CHECK(refers_outside("(" + kBesideCheckout + " " + kDesignDocument + " section 6)"));
+  CHECK(refers_outside("layout the batches imply, see " + kDesignDocument + " section 5"));
+  CHECK(refers_outside("\"source\": \"one NIC per GPU (project " + kDesignBrief + ", section 6)\""));
+  CHECK_FALSE(refers_outside("the design of the engine, in sim/README.md"));
   CHECK_FALSE(refers_outside("calibration/data/public/vidur/compute_a100_meta-llama_Llama-2-7b-hf_mlp.csv"));
   CHECK_FALSE(refers_outside("std::shared_ptr<Data> shared; // shared by every GPU of a node"));
 }
