@@ -17,6 +17,7 @@
 #include "models/collective.h"
 #include "models/copy.h"
 #include "models/gemm.h"
+#include "sim/base/error.h"
 #include "sim/config/hardware_config.h"
 #include "sim/config/presets.h"
 #include "sim/config/profile.h"
@@ -439,7 +440,7 @@ std::vector<ModelSpec> model_specs(const MeasurementSet& m, const Hardware& base
 nlohmann::json base_document(const std::string& base) {
   if (names_a_file(base)) return read_profile_hardware(base);
   const Preset* p = find_preset(PresetKind::hardware, base);
-  if (p == nullptr) throw std::logic_error("calibrate: preset " + base + " vanished after it was loaded");
+  if (p == nullptr) throw InternalError("calibrate: preset " + base + " vanished after it was loaded");
   return p->document;
 }
 
@@ -575,7 +576,7 @@ const std::vector<TransferRule>& transfer_rules() {
 }
 
 Calibration calibrate(const MeasurementSet& measurements, const CalibrateOptions& options) {
-  if (options.folds < 2) throw std::invalid_argument("--folds must be >= 2 (got " + std::to_string(options.folds) + ")");
+  if (options.folds < 2) throw InputError("--folds must be >= 2 (got " + std::to_string(options.folds) + ")");
   (void)load_hardware_preset(options.base);  // a bad base is a ConfigError here
   nlohmann::json doc = base_document(options.base);
   std::vector<Transferred> transferred = apply_transfers(doc, options.transfer);
@@ -680,7 +681,7 @@ Calibration calibrate(const MeasurementSet& measurements, const CalibrateOptions
   for (std::size_t s = 0; s < specs.size(); ++s) {
     for (std::size_t i = 0; i < specs[s].measured.size(); ++i) {
       if (specs[s].predict(out.hardware, i) != specs[s].predict(hw, i)) {
-        throw std::logic_error("calibrate: the profile as written does not reproduce the fitted " + specs[s].name + " model");
+        throw InternalError("calibrate: the profile as written does not reproduce the fitted " + specs[s].name + " model");
       }
     }
   }

@@ -26,7 +26,7 @@
 namespace ess {
 
 MeasurementError::MeasurementError(const std::string& path, const std::string& where, const std::string& message)
-    : std::runtime_error(path + (where.empty() ? "" : ": " + where) + ": " + message) {}
+    : InputError(path + (where.empty() ? "" : ": " + where) + ": " + message) {}
 
 namespace {
 

@@ -39,11 +39,12 @@
 #include "models/gemm_fit.h"
 #include "models/norm_fit.h"
 #include "models/transfer_fit.h"
+#include "sim/base/error.h"
 
 namespace ess {
 
 // A measurement file that cannot be read: `path`, and where in it (a line, a JSON pointer).
-class MeasurementError : public std::runtime_error {
+class MeasurementError : public InputError {
  public:
   MeasurementError(const std::string& path, const std::string& where, const std::string& message);
 };

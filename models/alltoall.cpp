@@ -5,6 +5,7 @@
 #include <string>
 
 #include "models/check.h"
+#include "sim/base/error.h"
 
 namespace ess {
 
@@ -53,10 +54,10 @@ ExpertAlltoallCost expert_alltoall(const ExpertAlltoallShape& s, const Hardware&
   const int E = s.expert_parallel;
   const int L = s.gpus_per_node;
   if (L % E != 0 && E % L != 0) {
-    throw std::invalid_argument(std::string(kModel) + ": an expert-parallel group of " + std::to_string(E) +
-                                " GPUs on nodes of " + std::to_string(L) +
-                                " covers partial nodes; expert_parallel must divide or be a multiple of the GPUs per "
-                                "node");
+    throw InputError(std::string(kModel) + ": an expert-parallel group of " + std::to_string(E) +
+                     " GPUs on nodes of " + std::to_string(L) +
+                     " covers partial nodes; expert_parallel must divide or be a multiple of the GPUs per "
+                     "node");
   }
   const int in_node = std::min(E, L);  // group members on this GPU's node, itself included
 

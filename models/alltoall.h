@@ -81,7 +81,7 @@ struct ExpertAlltoallCost {
   Bytes internode_bytes;
 };
 
-// Throws std::invalid_argument on a size below its minimum, bytes_per_copy <= 0, a needed port
+// Throws InputError on a size below its minimum, bytes_per_copy <= 0, a needed port
 // bandwidth <= 0 or latency < 0, or a group over partial nodes (E neither divides L nor is a
 // multiple of it: then GPUs of one group see different splits, which this model does not average).
 [[nodiscard]] ExpertAlltoallCost expert_alltoall(const ExpertAlltoallShape& shape, const Hardware& hw);

@@ -8,6 +8,7 @@
 
 #include "models/check.h"
 #include "models/roofline.h"
+#include "sim/base/error.h"
 
 namespace ess {
 
@@ -18,8 +19,8 @@ double d(std::int64_t v) { return static_cast<double>(v); }
 void validate_mla(const MlaShape& s, std::string_view model) {
   check::at_least(model, "row_tile", s.row_tile, 1);
   if (s.compute_dtype != DType::bf16 && s.compute_dtype != DType::fp8) {
-    throw std::invalid_argument(std::string(model) + ": compute_dtype must be bf16 or fp8, got " +
-                                std::string(to_string(s.compute_dtype)));
+    throw InternalError(std::string(model) + ": compute_dtype must be bf16 or fp8, got " +
+                        std::string(to_string(s.compute_dtype)));
   }
   check::at_least(model, "requests", s.requests, 1);
   check::at_least(model, "queries_per_request", s.queries_per_request, 1);
@@ -66,7 +67,7 @@ KernelCost topk(const TopkShape& s, const Hardware& hw) {
   if (!(passes >= 1.0)) {
     std::ostringstream msg;
     msg << "hardware.kernels.topk_passes must be >= 1 (got " << passes << ")";
-    throw std::invalid_argument(msg.str());
+    throw InputError(msg.str());
   }
   validate_roofline_params(hw.kernels.memory_bound, "hardware.kernels.memory_bound");
 
@@ -77,7 +78,7 @@ KernelCost topk(const TopkShape& s, const Hardware& hw) {
 }
 
 std::int64_t padded_rows(std::int64_t rows, std::int64_t row_tile) {
-  if (rows < 1 || row_tile < 1) throw std::invalid_argument("padded_rows: rows and row_tile must be >= 1");
+  if (rows < 1 || row_tile < 1) throw InternalError("padded_rows: rows and row_tile must be >= 1");
   return (rows + row_tile - 1) / row_tile * row_tile;
 }
 
@@ -124,9 +125,9 @@ KernelCost gqa_attention(const GqaShape& s, const Hardware& hw) {
   check::at_least(kModel, "head_dim", s.head_dim, 1);
   check::at_least(kModel, "context", s.context, 1);
   if (s.heads % s.kv_heads != 0) {
-    throw std::invalid_argument("gqa_attention: heads (" + std::to_string(s.heads) +
-                                ") must be a multiple of kv_heads (" + std::to_string(s.kv_heads) +
-                                ")");
+    throw InputError("gqa_attention: heads (" + std::to_string(s.heads) +
+                     ") must be a multiple of kv_heads (" + std::to_string(s.kv_heads) +
+                     ")");
   }
   validate_roofline_params(hw.kernels.attention, "hardware.kernels.attention");
 
@@ -148,12 +149,12 @@ KernelCost prefill_attention(const PrefillAttentionShape& s, const Hardware& hw)
   check::at_least(kModel, "qk_dim", s.qk_dim, 1);
   check::at_least(kModel, "v_dim", s.v_dim, 1);
   if (!(s.key_pairs >= d(s.queries))) {
-    throw std::invalid_argument("prefill_attention: key_pairs (" + std::to_string(s.key_pairs) +
-                                ") must be at least queries (" + std::to_string(s.queries) + "): each query sees itself");
+    throw InputError("prefill_attention: key_pairs (" + std::to_string(s.key_pairs) +
+                     ") must be at least queries (" + std::to_string(s.queries) + "): each query sees itself");
   }
   if (s.heads % s.kv_heads != 0) {
-    throw std::invalid_argument("prefill_attention: heads (" + std::to_string(s.heads) + ") must be a multiple of kv_heads (" +
-                                std::to_string(s.kv_heads) + ")");
+    throw InputError("prefill_attention: heads (" + std::to_string(s.heads) + ") must be a multiple of kv_heads (" +
+                     std::to_string(s.kv_heads) + ")");
   }
   validate_roofline_params(hw.kernels.attention, "hardware.kernels.attention");
   const double width = d(s.qk_dim) + d(s.v_dim);

@@ -45,7 +45,7 @@ struct IndexerShape {
 //         + q heads head_dim 1                        fp8 queries
 //         + q context 4                               fp32 logits written
 //   time  = roofline(flops, peak[fp8], bytes, hbm_bandwidth, hardware.kernels.indexer)
-// Throws std::invalid_argument on a bad shape, UnsupportedError if the GPU has no fp8 peak.
+// Throws InputError on a bad shape, UnsupportedError if the GPU has no fp8 peak.
 [[nodiscard]] KernelCost indexer_scoring(const IndexerShape& shape, const Hardware& hw);
 
 // Top-k selection over `candidates` fp32 scores in each of `rows` rows (one row per query token).

@@ -7,6 +7,7 @@
 #include "models/check.h"
 #include "models/fit.h"
 #include "models/roofline.h"
+#include "sim/base/error.h"
 
 namespace ess {
 
@@ -22,7 +23,7 @@ RooflineParams fit_sparse_attention(std::span<const SparseMlaPoint> points, std:
   Eigen::VectorXd y(n);
   for (Eigen::Index r = 0; r < n; ++r) {
     const SparseMlaPoint& pt = points[idx[static_cast<std::size_t>(r)]];
-    if (!(pt.seconds > 0.0)) throw std::invalid_argument("fit_sparse_attention: a measured time must be > 0");
+    if (!(pt.seconds > 0.0)) throw InputError("fit_sparse_attention: a measured time must be > 0");
     const KernelCost c = sparse_mla_attention(pt.shape, pt.selected, hw);  // validates; FLOP as the model counts them
     const double compute = (c.flops.value() + p.compute_ramp.value()) / peak;
     if (with_overhead) {
@@ -60,7 +61,7 @@ RooflineParams fit_dense_attention(std::span<const DenseMlaPoint> points, std::s
   std::vector<double> compute(n), memory(n), y(n);
   for (std::size_t r = 0; r < n; ++r) {
     const DenseMlaPoint& pt = points[idx[r]];
-    if (!(pt.seconds > 0.0)) throw std::invalid_argument("fit_dense_attention: a measured time must be > 0");
+    if (!(pt.seconds > 0.0)) throw InputError("fit_dense_attention: a measured time must be > 0");
     const KernelCost c = dense_mla_attention(pt.shape, pt.context, hw);  // validates; executed FLOP
     compute[r] = c.flops.value() / peak;
     memory[r] = c.bytes.value() / bandwidth;
@@ -124,7 +125,7 @@ RooflineParams attention_from_rates(std::span<const KernelRatePoint> points, std
   RooflineParams p = hw.kernels.attention;
   for (const std::size_t i : idx) {
     const KernelRatePoint& pt = points[i];
-    if (!(pt.rate > 0.0)) throw std::invalid_argument("attention_from_rates: a rate must be > 0");
+    if (!(pt.rate > 0.0)) throw InputError("attention_from_rates: a rate must be > 0");
     const double roof = pt.compute ? hw.gpu.peak_compute.at(DType::bf16, hw.gpu.kind).value() : hw.gpu.hbm_bandwidth.value();
     const double e = pt.rate / roof;
     if (!(e > 0.0 && e <= 1.0)) {

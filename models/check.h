@@ -1,4 +1,5 @@
-// Argument checks shared by the cost models: each throws std::invalid_argument with a message
+// Argument checks shared by the cost models: each throws ess::InputError (the values come from a
+// hardware profile, a scenario, measurements or a `cost` argument) with a message
 // "<where>: <field> must be <condition> (got <value>)". The negated comparisons reject NaN too.
 #pragma once
 

@@ -1,6 +1,7 @@
 #include "models/collective.h"
 
 #include "models/check.h"
+#include "sim/base/error.h"
 
 #include <algorithm>
 #include <sstream>
@@ -16,16 +17,16 @@ namespace {
 bool check_group(std::string_view op, int gpus, Bytes bytes, const Hardware& hw) {
   const std::string name(op);
   if (gpus < 1) {
-    throw std::invalid_argument(name + ": gpus must be >= 1 (got " + std::to_string(gpus) + ")");
+    throw InputError(name + ": gpus must be >= 1 (got " + std::to_string(gpus) + ")");
   }
   const int per_node = hw.gpu.count;
   if (per_node < 1 || hw.nodes < 1) {
-    throw std::invalid_argument(
+    throw InputError(
         name + ": the hardware must have >= 1 node and >= 1 GPU per node (got " +
         std::to_string(hw.nodes) + " nodes x " + std::to_string(per_node) + " GPUs)");
   }
   if (gpus > hw.total_gpus()) {
-    throw std::invalid_argument(
+    throw InputError(
         name + ": asked for " + std::to_string(gpus) + " GPUs but the hardware has " +
         std::to_string(hw.total_gpus()) + " (" + std::to_string(hw.nodes) +
         (hw.nodes == 1 ? " node x " : " nodes x ") + std::to_string(per_node) + ")");
@@ -33,10 +34,10 @@ bool check_group(std::string_view op, int gpus, Bytes bytes, const Hardware& hw)
   check::non_negative("", name + ": bytes", bytes.value(), "B");
   const bool multi_node = gpus > per_node;
   if (multi_node && gpus % per_node != 0) {
-    throw std::invalid_argument(name + " over " + std::to_string(gpus) + " GPUs spans nodes of " +
-                                std::to_string(per_node) +
-                                " GPUs: the GPU count must be a multiple of " +
-                                std::to_string(per_node) + " (whole nodes)");
+    throw InputError(name + " over " + std::to_string(gpus) + " GPUs spans nodes of " +
+                     std::to_string(per_node) +
+                     " GPUs: the GPU count must be a multiple of " +
+                     std::to_string(per_node) + " (whole nodes)");
   }
   if (multi_node) {
     check::positive("", "hardware.network.bandwidth_per_gpu", hw.network.bandwidth_per_gpu.value(),

@@ -12,7 +12,7 @@
 namespace ess {
 
 // One GPU-to-GPU copy over NVLink: latency + bytes / bandwidth (hardware.nvlink).
-// Throws std::invalid_argument on bytes < 0, bandwidth <= 0 or latency < 0.
+// Throws InputError on bytes < 0, bandwidth <= 0 or latency < 0.
 [[nodiscard]] Seconds p2p_time(Bytes bytes, const NvlinkSpec& nvlink);
 
 // All-reduce of `bytes` on each of `gpus` GPUs (ring/tree: 2 (G-1)/G of the buffer crosses each
@@ -21,7 +21,7 @@ namespace ess {
 //   G <= L:  allreduce_latency + 2 (G-1)/G bytes / allreduce_bus_bandwidth
 //   G >  L:  allreduce_latency + network.latency
 //            + 2 (G-1)/G bytes / min(allreduce_bus_bandwidth, network.bandwidth_per_gpu)
-// Throws std::invalid_argument if gpus < 1, gpus > hw.total_gpus(), gpus > L and not a multiple
+// Throws InputError if gpus < 1, gpus > hw.total_gpus(), gpus > L and not a multiple
 // of L, bytes < 0, or a needed bandwidth <= 0.
 [[nodiscard]] Seconds allreduce_time(int gpus, Bytes bytes, const Hardware& hw);
 

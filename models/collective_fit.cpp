@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "models/fit.h"
+#include "sim/base/error.h"
 
 namespace ess {
 
@@ -24,7 +25,7 @@ AlphaBeta fit_alpha_beta(std::span<const CollectivePoint> points, std::span<cons
   Eigen::VectorXd y(n);
   for (Eigen::Index r = 0; r < n; ++r) {
     const CollectivePoint& p = points[idx[static_cast<std::size_t>(r)]];
-    if (p.gpus < 2) throw std::invalid_argument(std::string(what) + ": a collective point needs gpus >= 2");
+    if (p.gpus < 2) throw InputError(std::string(what) + ": a collective point needs gpus >= 2");
     a(r, 0) = 1.0;
     a(r, 1) = factor(p.gpus) * p.bytes;
     y[r] = p.seconds;
@@ -61,9 +62,9 @@ AlltoallSplit split(const ExpertAlltoallPoint& p) {
   const int e = p.expert_parallel;
   const int l = p.gpus_per_node;
   if (e < 2 || l < 1 || !(p.bytes > 0.0) || (e % l != 0 && l % e != 0)) {
-    throw std::invalid_argument("expert all-to-all: need EP >= 2, GPUs per node >= 1, bytes > 0 and EP dividing or a "
-                                "multiple of the GPUs per node (got EP " + std::to_string(e) + ", " + std::to_string(l) +
-                                " per node)");
+    throw InputError("expert all-to-all: need EP >= 2, GPUs per node >= 1, bytes > 0 and EP dividing or a "
+                     "multiple of the GPUs per node (got EP " + std::to_string(e) + ", " + std::to_string(l) +
+                     " per node)");
   }
   const double local = std::min(e, l);
   return {p.bytes * (local - 1.0) / e, p.bytes * (e - local) / e};
@@ -87,7 +88,7 @@ Seconds expert_alltoall_time(const ExpertAlltoallPoint& point, const Hardware& h
   const BytesPerSecond intra = alltoall_intranode_bandwidth(hw);
   const BytesPerSecond inter = alltoall_internode_bandwidth(hw);
   if ((s.intranode > 0.0 && !(intra.value() > 0.0)) || (s.internode > 0.0 && !(inter.value() > 0.0))) {
-    throw std::invalid_argument("expert all-to-all: the port bandwidths must be > 0");
+    throw InputError("expert all-to-all: the port bandwidths must be > 0");
   }
   return Seconds(alltoall_seconds(s, alltoall_intranode_latency(hw).value(), intra.value(),
                                   alltoall_internode_latency(hw).value(), inter.value()));
@@ -108,7 +109,7 @@ AlltoallFit fit_expert_alltoall(std::span<const ExpertAlltoallPoint> points, std
   bool inter = false;
   for (const std::size_t i : idx) {
     const ExpertAlltoallPoint& p = points[i];
-    if (!(p.seconds > 0.0)) throw std::invalid_argument("expert all-to-all fit: a measured time must be > 0");
+    if (!(p.seconds > 0.0)) throw InputError("expert all-to-all fit: a measured time must be > 0");
     rows.push_back({split(p), p.seconds});
     intra = intra || rows.back().split.intranode > 0.0;
     inter = inter || rows.back().split.internode > 0.0;

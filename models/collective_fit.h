@@ -23,7 +23,7 @@ struct CollectivePoint {
 };
 
 // Return (latency, bandwidth) fitted to points[use[...]]. Throw FitError if the points cannot
-// separate the two terms or imply no per-byte cost, std::invalid_argument on gpus < 2.
+// separate the two terms or imply no per-byte cost, InputError on gpus < 2.
 struct AlphaBeta {
   Seconds latency;
   BytesPerSecond bandwidth;
@@ -51,7 +51,7 @@ struct ExpertAlltoallPoint {
   double seconds = 0.0;     // measured, > 0
 };
 
-// The model above on `hw`. Throws std::invalid_argument on a bad point or a bandwidth <= 0.
+// The model above on `hw`. Throws InputError on a bad point or a bandwidth <= 0.
 [[nodiscard]] Seconds expert_alltoall_time(const ExpertAlltoallPoint& point, const Hardware& hw);
 
 // Fits collectives.{alltoall_nvlink_efficiency, alltoall_network_efficiency, alltoall_latency}

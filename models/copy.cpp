@@ -6,6 +6,7 @@
 #include <string>
 
 #include "models/check.h"
+#include "sim/base/error.h"
 
 namespace ess {
 
@@ -18,7 +19,7 @@ constexpr std::array<CopyDirection, 2> kDirections = {CopyDirection::h2d, CopyDi
                        std::string_view unit) {
   std::ostringstream msg;
   msg << field << " must be " << expected << " (got " << got << unit << ")";
-  throw std::invalid_argument(msg.str());
+  throw InputError(msg.str());
 }
 
 }  // namespace
@@ -37,8 +38,8 @@ Seconds copy_time(CopyDirection dir, Bytes total, std::int64_t chunks, const Pci
     fail("copy_time: total", ">= 0 B", total.value(), " B");
   }
   if (chunks < 1) {
-    throw std::invalid_argument("copy_time: chunks must be >= 1 (got " + std::to_string(chunks) +
-                                ")");
+    throw InputError("copy_time: chunks must be >= 1 (got " + std::to_string(chunks) +
+                     ")");
   }
   const bool h2d = dir == CopyDirection::h2d;
   const std::string prefix = h2d ? "hardware.pcie.h2d_" : "hardware.pcie.d2h_";
@@ -75,8 +76,8 @@ BytesPerSecond gather_rate(CopyDirection dir, const PcieSpec& pcie) {
   const double efficiency = h2d ? pcie.gather_h2d_efficiency : pcie.gather_d2h_efficiency;
   check::positive("", h2d ? "hardware.pcie.h2d_bandwidth" : "hardware.pcie.d2h_bandwidth", bandwidth.value(), "B/s");
   if (!(efficiency > 0.0 && efficiency <= 1.0)) {
-    throw std::invalid_argument(std::string(h2d ? "hardware.pcie.gather_h2d_efficiency" : "hardware.pcie.gather_d2h_efficiency") +
-                                " must be in (0, 1] (got " + check::number(efficiency) + ")");
+    throw InputError(std::string(h2d ? "hardware.pcie.gather_h2d_efficiency" : "hardware.pcie.gather_d2h_efficiency") +
+                     " must be in (0, 1] (got " + check::number(efficiency) + ")");
   }
   return bandwidth * efficiency;
 }

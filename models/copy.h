@@ -37,7 +37,7 @@ enum class CopyDirection { h2d, d2h };
 [[nodiscard]] std::optional<CopyDirection> parse_copy_direction(std::string_view name);
 
 // Time to copy `total` bytes (>= 0) in `chunks` (>= 1) equal cudaMemcpyAsync calls.
-// Throws std::invalid_argument on total < 0, chunks < 1, a bandwidth <= 0, or a negative latency
+// Throws InputError on total < 0, chunks < 1, a bandwidth <= 0, or a negative latency
 // or call overhead.
 [[nodiscard]] Seconds copy_time(CopyDirection dir, Bytes total, std::int64_t chunks,
                                 const PcieSpec& pcie);
@@ -59,7 +59,7 @@ namespace ess {
 //
 //   time = latency + total / (bandwidth[dir] x gather_efficiency[dir])
 //
-// Throws std::invalid_argument for total < 0 or parameters out of range.
+// Throws InputError for total < 0 or parameters out of range.
 [[nodiscard]] Seconds gather_time(CopyDirection dir, Bytes total, const PcieSpec& pcie);
 
 // The rate a gather reaches on an otherwise idle link: bandwidth[dir] x gather_efficiency[dir].

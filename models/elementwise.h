@@ -21,7 +21,7 @@ struct ElementwiseShape {
   DType dtype = DType::bf16;
 };
 
-// Throws std::invalid_argument on a shape outside the ranges above or invalid
+// Throws InputError on a shape outside the ranges above or invalid
 // hardware.kernels.memory_bound.
 [[nodiscard]] KernelCost elementwise(const ElementwiseShape& shape, const Hardware& hw);
 

@@ -6,11 +6,12 @@
 #include <numeric>
 
 #include "models/check.h"
+#include "sim/base/error.h"
 
 namespace ess {
 
 double median(std::vector<double> v) {
-  if (v.empty()) throw std::invalid_argument("median of no values");
+  if (v.empty()) throw InternalError("median of no values");
   std::sort(v.begin(), v.end());
   const std::size_t n = v.size();
   return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
@@ -18,19 +19,19 @@ double median(std::vector<double> v) {
 
 ErrorSummary summarize_errors(std::span<const double> predicted, std::span<const double> measured) {
   if (predicted.size() != measured.size() || measured.empty()) {
-    throw std::invalid_argument("summarize_errors: need as many predictions as measurements, and at least one (got " +
-                                std::to_string(predicted.size()) + " and " + std::to_string(measured.size()) + ")");
+    throw InternalError("summarize_errors: need as many predictions as measurements, and at least one (got " +
+                        std::to_string(predicted.size()) + " and " + std::to_string(measured.size()) + ")");
   }
   std::vector<double> signed_err(measured.size());
   std::vector<double> abs_err(measured.size());
   for (std::size_t i = 0; i < measured.size(); ++i) {
     if (!(measured[i] > 0.0)) {
-      throw std::invalid_argument("summarize_errors: measured value " + std::to_string(i) + " must be > 0 (got " +
-                                  check::number(measured[i]) + ")");
+      throw InputError("summarize_errors: measured value " + std::to_string(i) + " must be > 0 (got " +
+                       check::number(measured[i]) + ")");
     }
     if (!std::isfinite(predicted[i])) {
-      throw std::invalid_argument("summarize_errors: prediction " + std::to_string(i) + " is not a finite number (got " +
-                                  check::number(predicted[i]) + "): the model is broken for this point");
+      throw InternalError("summarize_errors: prediction " + std::to_string(i) + " is not a finite number (got " +
+                          check::number(predicted[i]) + "): the model is broken for this point");
     }
     signed_err[i] = (predicted[i] - measured[i]) / measured[i];
     abs_err[i] = std::abs(signed_err[i]);
@@ -49,7 +50,7 @@ ErrorSummary summarize_errors(std::span<const double> predicted, std::span<const
 Eigen::VectorXd relative_nonnegative_least_squares(const Eigen::MatrixXd& a, const Eigen::VectorXd& y) {
   const Eigen::Index rows = a.rows();
   const Eigen::Index cols = a.cols();
-  if (y.size() != rows) throw std::invalid_argument("relative_nonnegative_least_squares: A and y differ in rows");
+  if (y.size() != rows) throw InternalError("relative_nonnegative_least_squares: A and y differ in rows");
   if (rows < cols) {
     throw FitError("too few points (" + std::to_string(rows) + ") for " + std::to_string(cols) + " parameters");
   }
@@ -58,7 +59,7 @@ Eigen::VectorXd relative_nonnegative_least_squares(const Eigen::MatrixXd& a, con
   // the rank test and the solver compare like with like.
   Eigen::MatrixXd b = a;
   for (Eigen::Index i = 0; i < rows; ++i) {
-    if (!(y[i] > 0.0)) throw std::invalid_argument("relative_nonnegative_least_squares: y must be > 0");
+    if (!(y[i] > 0.0)) throw InputError("relative_nonnegative_least_squares: y must be > 0");
     b.row(i) /= y[i];
   }
   const Eigen::VectorXd norms = b.colwise().norm();
@@ -149,8 +150,8 @@ std::vector<std::size_t> selected_points(std::span<const std::size_t> use, std::
   }
   for (const std::size_t i : idx) {
     if (i >= n) {
-      throw std::invalid_argument(std::string(what) + ": point index " + std::to_string(i) + " out of range (" +
-                                  std::to_string(n) + " points)");
+      throw InternalError(std::string(what) + ": point index " + std::to_string(i) + " out of range (" +
+                          std::to_string(n) + " points)");
     }
   }
   return idx;
@@ -206,8 +207,8 @@ LmResult levenberg_marquardt(const std::function<Eigen::VectorXd(const Eigen::Ve
 
 std::vector<int> kfold_assignment(std::size_t n, int folds, std::uint64_t seed) {
   if (folds < 2 || static_cast<std::size_t>(folds) > n) {
-    throw std::invalid_argument("k-fold cross-validation needs 2 <= folds <= points (got " + std::to_string(folds) +
-                                " folds for " + std::to_string(n) + " points)");
+    throw InternalError("k-fold cross-validation needs 2 <= folds <= points (got " + std::to_string(folds) +
+                        " folds for " + std::to_string(n) + " points)");
   }
   std::vector<std::size_t> order(n);
   std::iota(order.begin(), order.end(), std::size_t{0});

@@ -17,16 +17,18 @@
 
 #include <Eigen/Dense>
 
+#include "sim/base/error.h"
+
 namespace ess {
 
 // Thrown when the data cannot determine a model (too few points, a singular system, a parameter
 // that the data drive out of its physical range). The message says which and why.
-class FitError : public std::runtime_error {
+class FitError : public InputError {
  public:
-  using std::runtime_error::runtime_error;
+  using InputError::InputError;
 };
 
-// The median (the mean of the middle two for an even count). Throws std::invalid_argument if empty.
+// The median (the mean of the middle two for an even count). Throws InternalError if empty.
 [[nodiscard]] double median(std::vector<double> v);
 
 // Relative errors e_i = (predicted_i - measured_i) / measured_i of one model over a set of points.
@@ -39,7 +41,8 @@ struct ErrorSummary {
 };
 
 // Summarises the relative errors. Both spans have the same size >= 1, every measured value is > 0
-// and every prediction finite (throws std::invalid_argument otherwise).
+// and every prediction finite (throws InputError for a measured value <= 0, InternalError
+// otherwise: the callers pair the spans and a non-finite prediction is a broken model).
 [[nodiscard]] ErrorSummary summarize_errors(std::span<const double> predicted, std::span<const double> measured);
 
 // Minimises sum_i ((A x)_i / y_i - 1)^2 over x >= 0 (every column of A is a non-negative physical
@@ -48,7 +51,7 @@ struct ErrorSummary {
 [[nodiscard]] Eigen::VectorXd relative_nonnegative_least_squares(const Eigen::MatrixXd& a, const Eigen::VectorXd& y);
 
 // The points a fit uses: `use`, or every one of the n points when `use` is empty. Throws
-// std::invalid_argument naming `what` for an index >= n.
+// InternalError naming `what` for an index >= n.
 [[nodiscard]] std::vector<std::size_t> selected_points(std::span<const std::size_t> use, std::size_t n,
                                                        const char* what);
 
@@ -93,7 +96,7 @@ struct LmResult {
 
 // Fold of each of n points, 0..folds-1: a seeded shuffle (xoshiro-free splitmix64, so that models/
 // needs no other library) dealt round-robin, so fold sizes differ by at most one.
-// Throws std::invalid_argument unless 2 <= folds <= n.
+// Throws InternalError unless 2 <= folds <= n (callers bound folds by the points).
 [[nodiscard]] std::vector<int> kfold_assignment(std::size_t n, int folds, std::uint64_t seed);
 
 // The same with whole groups held out together (e.g. every m of one GEMM weight shape), so that

@@ -7,6 +7,7 @@
 
 #include "models/check.h"
 #include "models/roofline.h"
+#include "sim/base/error.h"
 
 namespace ess {
 
@@ -52,7 +53,7 @@ KernelCost dense_cost(std::int64_t m, std::int64_t n, std::int64_t k, DType dtyp
 }  // namespace
 
 std::int64_t grouped_gemm_padded_rows(std::int64_t rows) {
-  if (rows < 0) throw std::invalid_argument("grouped_gemm: rows of a group must be >= 0 (got " + std::to_string(rows) + ")");
+  if (rows < 0) throw InternalError("grouped_gemm: rows of a group must be >= 0 (got " + std::to_string(rows) + ")");
   return ceil_div(rows, kGroupedGemmBlockM) * kGroupedGemmBlockM;
 }
 
@@ -62,8 +63,8 @@ KernelCost grouped_gemm(const GroupedGemmShape& shape, const Hardware& hw) {
   check::at_least("grouped_gemm", "n", shape.n, 1);
   check::at_least("grouped_gemm", "k", shape.k, 1);
   if (shape.m_total < shape.groups) {
-    throw std::invalid_argument("grouped_gemm: m_total (" + std::to_string(shape.m_total) + ") must be >= groups (" +
-                                std::to_string(shape.groups) + "): a group with no rows reads no weights");
+    throw InputError("grouped_gemm: m_total (" + std::to_string(shape.m_total) + ") must be >= groups (" +
+                     std::to_string(shape.groups) + "): a group with no rows reads no weights");
   }
   // Even split: `extra` groups have one row more than the others.
   const std::int64_t base = shape.m_total / shape.groups;
@@ -83,7 +84,7 @@ KernelCost grouped_gemm(const GroupedGemmShape& shape, std::span<const std::int6
     padded += static_cast<double>(grouped_gemm_padded_rows(r));
     groups += r > 0 ? 1.0 : 0.0;
   }
-  if (groups < 1.0) throw std::invalid_argument("grouped_gemm: at least one group must have rows");
+  if (groups < 1.0) throw InternalError("grouped_gemm: at least one group must have rows");
   return grouped_cost(groups, padded, shape.n, shape.k, shape.dtype, hw.kernels.grouped_gemm,
                       "hardware.kernels.grouped_gemm", hw);
 }

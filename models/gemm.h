@@ -40,7 +40,7 @@ inline constexpr std::int64_t kFp8ScaleBlock = 128;
 // Bytes of one fp8 scale: scales are fp32 (same sources).
 inline constexpr double kFp8ScaleBytes = 4.0;
 
-// Throws std::invalid_argument if m, n or k < 1 or hardware.kernels.gemm is invalid, and
+// Throws InputError if m, n or k < 1 or hardware.kernels.gemm is invalid, and
 // UnsupportedError if the GPU has no peak for `shape.dtype`.
 [[nodiscard]] KernelCost gemm(const GemmShape& shape, const Hardware& hw);
 
@@ -83,11 +83,11 @@ struct GroupedGemmShape {
 inline constexpr std::int64_t kGroupedGemmBlockM = 64;
 
 // Rows of a group as the kernel computes them: ceil(rows / kGroupedGemmBlockM) x kGroupedGemmBlockM
-// (0 for 0 rows). Throws std::invalid_argument on rows < 0.
+// (0 for 0 rows). Throws InternalError on rows < 0 (callers count rows).
 [[nodiscard]] std::int64_t grouped_gemm_padded_rows(std::int64_t rows);
 
 // `shape.m_total` rows spread as evenly as routing allows: each of the `groups` groups gets
-// floor(m_total / groups) or one more row. Throws std::invalid_argument if groups, m_total, n or
+// floor(m_total / groups) or one more row. Throws InputError if groups, m_total, n or
 // k < 1 or m_total < groups (a group with no rows must not be counted).
 [[nodiscard]] KernelCost grouped_gemm(const GroupedGemmShape& shape, const Hardware& hw);
 

@@ -8,6 +8,7 @@
 
 #include "models/fit.h"
 #include "models/roofline.h"
+#include "sim/base/error.h"
 
 namespace ess {
 
@@ -52,7 +53,7 @@ RooflineParams fit_gemm(std::span<const GemmPoint> points, std::span<const std::
   work.reserve(idx.size());
   for (const std::size_t i : idx) {
     const GemmPoint& pt = points[i];
-    if (!(pt.seconds > 0.0)) throw std::invalid_argument("fit_gemm: a measured time must be > 0");
+    if (!(pt.seconds > 0.0)) throw InputError("fit_gemm: a measured time must be > 0");
     const KernelCost c = gemm(pt.shape, hw);  // validates the shape; flops and bytes as the model counts them
     work.push_back({c.flops.value(), hw.gpu.peak_compute.at(pt.shape.dtype, hw.gpu.kind).value(), c.bytes.value(),
                     hw.gpu.hbm_bandwidth.value(), pt.seconds});
@@ -71,7 +72,7 @@ RooflineParams fit_grouped_gemm(std::span<const GroupedGemmPoint> points, std::s
   work.reserve(idx.size());
   for (const std::size_t i : idx) {
     const GroupedGemmPoint& pt = points[i];
-    if (!(pt.seconds > 0.0)) throw std::invalid_argument("fit_grouped_gemm: a measured time must be > 0");
+    if (!(pt.seconds > 0.0)) throw InputError("fit_grouped_gemm: a measured time must be > 0");
     const KernelCost c = grouped_gemm(pt.shape, hw);
     work.push_back({c.flops.value(), hw.gpu.peak_compute.at(pt.shape.dtype, hw.gpu.kind).value(), c.bytes.value(),
                     hw.gpu.hbm_bandwidth.value(), pt.seconds});

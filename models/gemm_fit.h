@@ -22,7 +22,7 @@ struct GemmPoint {
 };
 
 // Fits hardware.kernels.gemm to points[use[...]] (every point when `use` is empty).
-// Throws FitError with fewer than 6 points, std::invalid_argument on a bad shape, and
+// Throws FitError with fewer than 6 points, InputError on a bad shape, and
 // UnsupportedError if the GPU has no peak for a point's dtype.
 [[nodiscard]] RooflineParams fit_gemm(std::span<const GemmPoint> points, std::span<const std::size_t> use,
                                       const Hardware& hw);

@@ -1,4 +1,5 @@
 #include "models/gemm_table.h"
+#include "sim/base/error.h"
 
 #include <algorithm>
 #include <stdexcept>
@@ -8,14 +9,14 @@ namespace ess {
 
 void GemmTable::add(std::int64_t m, std::int64_t n, std::int64_t k, DType dtype, double seconds) {
   if (m < 1 || n < 1 || k < 1 || !(seconds > 0.0)) {
-    throw std::invalid_argument("a measured GEMM needs m, n, k >= 1 and a time > 0 (got m " + std::to_string(m) +
-                                ", n " + std::to_string(n) + ", k " + std::to_string(k) + ")");
+    throw InputError("a measured GEMM needs m, n, k >= 1 and a time > 0 (got m " + std::to_string(m) +
+                     ", n " + std::to_string(n) + ", k " + std::to_string(k) + ")");
   }
   auto& v = shapes[Key{n, k, dtype}];
   const auto it = std::lower_bound(v.begin(), v.end(), m, [](const auto& p, std::int64_t x) { return p.first < x; });
   if (it != v.end() && it->first == m) {
-    throw std::invalid_argument("GEMM m " + std::to_string(m) + ", n " + std::to_string(n) + ", k " +
-                                std::to_string(k) + " " + std::string(to_string(dtype)) + " is measured twice");
+    throw InputError("GEMM m " + std::to_string(m) + ", n " + std::to_string(n) + ", k " +
+                     std::to_string(k) + " " + std::string(to_string(dtype)) + " is measured twice");
   }
   v.insert(it, {m, seconds});
 }

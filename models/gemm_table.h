@@ -33,7 +33,7 @@ struct GemmTable {
     for (const auto& [k, v] : shapes) n += v.size();
     return n;
   }
-  // Adds one measurement; throws std::invalid_argument for m < 1, n < 1, k < 1, seconds <= 0 or a
+  // Adds one measurement; throws InputError for m < 1, n < 1, k < 1, seconds <= 0 or a
   // repeated (n, k, dtype, m).
   void add(std::int64_t m, std::int64_t n, std::int64_t k, DType dtype, double seconds);
 };

@@ -13,13 +13,14 @@
 #include "models/dtype.h"
 #include "models/gemm_table.h"
 #include "models/units.h"
+#include "sim/base/error.h"
 
 namespace ess {
 
 // Thrown when a model is asked for something the hardware cannot do (e.g. fp8 on an A100).
-class UnsupportedError : public std::runtime_error {
+class UnsupportedError : public InputError {
  public:
-  using std::runtime_error::runtime_error;
+  using InputError::InputError;
 };
 
 // Dense (no structured sparsity) tensor-core peak per dtype; empty when the GPU lacks it.

@@ -6,6 +6,7 @@
 
 #include "models/check.h"
 #include "models/roofline.h"
+#include "sim/base/error.h"
 
 namespace ess {
 
@@ -20,7 +21,7 @@ double parameter_vectors(NormKind kind) {
     case NormKind::rms: return 1.0;
     case NormKind::layer: return 2.0;
   }
-  throw std::invalid_argument("norm: unknown NormKind");
+  throw InternalError("norm: unknown NormKind");
 }
 
 }  // namespace

@@ -43,7 +43,7 @@ struct NormShape {
   NormKind kind = NormKind::rms;
 };
 
-// Throws std::invalid_argument if tokens or hidden < 1 or hardware.kernels.memory_bound is invalid.
+// Throws InputError if tokens or hidden < 1 or hardware.kernels.memory_bound is invalid.
 [[nodiscard]] KernelCost norm(const NormShape& shape, const Hardware& hw);
 
 }  // namespace ess

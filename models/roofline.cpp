@@ -1,6 +1,7 @@
 #include "models/roofline.h"
 
 #include "models/check.h"
+#include "sim/base/error.h"
 
 #include <algorithm>
 #include <cmath>
@@ -16,8 +17,8 @@ namespace {
 // The negated comparisons below also reject NaN.
 void require_efficiency(double e, std::string_view where, std::string_view field) {
   if (!(e > 0.0 && e <= 1.0)) {
-    throw std::invalid_argument(std::string(where) + "." + std::string(field) +
-                                " must be in (0, 1] (got " + check::number(e) + ")");
+    throw InputError(std::string(where) + "." + std::string(field) +
+                     " must be in (0, 1] (got " + check::number(e) + ")");
   }
 }
 
@@ -30,8 +31,8 @@ void validate_roofline_params(const RooflineParams& p, std::string_view where) {
   check::non_negative("", std::string(where) + ".memory_ramp", p.memory_ramp.value(), "B");
   check::non_negative("", std::string(where) + ".kernel_overhead", p.kernel_overhead.value(), "s");
   if (!(p.transition == 0.0 || (p.transition >= 1.0 && p.transition <= 64.0))) {
-    throw std::invalid_argument(std::string(where) + ".transition must be 0 (the max of the two roofs) or in [1, 64] (got " +
-                                check::number(p.transition) + ")");
+    throw InputError(std::string(where) + ".transition must be 0 (the max of the two roofs) or in [1, 64] (got " +
+                     check::number(p.transition) + ")");
   }
 }
 
@@ -47,10 +48,10 @@ KernelCost roofline(Flops flops, FlopsPerSecond peak, Bytes bytes, BytesPerSecon
                     const RooflineParams& p) {
   validate_roofline_params(p, "RooflineParams");
   if (!(flops.value() >= 0.0)) {
-    throw std::invalid_argument("roofline: flops must be >= 0 (got " + check::number(flops.value()) + ")");
+    throw InternalError("roofline: flops must be >= 0 (got " + check::number(flops.value()) + ")");
   }
   if (!(bytes.value() >= 0.0)) {
-    throw std::invalid_argument("roofline: bytes must be >= 0 (got " + check::number(bytes.value()) + ")");
+    throw InternalError("roofline: bytes must be >= 0 (got " + check::number(bytes.value()) + ")");
   }
 
   KernelCost cost;
@@ -59,15 +60,15 @@ KernelCost roofline(Flops flops, FlopsPerSecond peak, Bytes bytes, BytesPerSecon
   cost.overhead = p.kernel_overhead;
   if (flops.value() > 0.0) {
     if (!(peak.value() > 0.0)) {
-      throw std::invalid_argument("roofline: peak compute must be > 0 FLOP/s for a kernel with " +
-                                  check::number(flops.value()) + " FLOP (got " + check::number(peak.value()) + ")");
+      throw InputError("roofline: peak compute must be > 0 FLOP/s for a kernel with " +
+                       check::number(flops.value()) + " FLOP (got " + check::number(peak.value()) + ")");
     }
     cost.compute = (flops + p.compute_ramp) / (peak * p.compute_efficiency);
   }
   if (bytes.value() > 0.0) {
     if (!(bandwidth.value() > 0.0)) {
-      throw std::invalid_argument("roofline: bandwidth must be > 0 B/s for a kernel moving " +
-                                  check::number(bytes.value()) + " B (got " + check::number(bandwidth.value()) + ")");
+      throw InputError("roofline: bandwidth must be > 0 B/s for a kernel moving " +
+                       check::number(bytes.value()) + " B (got " + check::number(bandwidth.value()) + ")");
     }
     cost.memory = (bytes + p.memory_ramp) / (bandwidth * p.memory_efficiency);
   }

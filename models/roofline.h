@@ -23,7 +23,7 @@ namespace ess {
 // contributes nothing either way).
 [[nodiscard]] double combine_roofs(double compute, double memory, double transition);
 
-// Throws std::invalid_argument unless both efficiencies are in (0, 1], both ramps and the
+// Throws InputError unless both efficiencies are in (0, 1], both ramps and the
 // overhead are >= 0, and the transition is 0 or in [1, 64]. `where` names the parameter set in
 // the message, e.g. "hardware.kernels.gemm".
 void validate_roofline_params(const RooflineParams& p, std::string_view where);
@@ -32,7 +32,8 @@ void validate_roofline_params(const RooflineParams& p, std::string_view where);
 // flops >= 0 and bytes >= 0; peak must be > 0 when flops > 0 and bandwidth > 0 when bytes > 0.
 // The bound is `compute` if the compute roof is the larger one, else `memory` if the kernel moves
 // any bytes, else `overhead` (an empty kernel costs only its overhead).
-// Throws std::invalid_argument on negative work, a non-positive rate that is needed, or bad params.
+// Throws InternalError on negative work (the callers compute it from checked shapes), InputError
+// on a non-positive rate that is needed or bad params.
 [[nodiscard]] KernelCost roofline(Flops flops, FlopsPerSecond peak, Bytes bytes,
                                   BytesPerSecond bandwidth, const RooflineParams& p);
 

@@ -7,6 +7,7 @@
 
 #include "models/check.h"
 #include "models/fit.h"
+#include "sim/base/error.h"
 
 namespace ess {
 
@@ -44,7 +45,7 @@ PcieSpec fit_pcie_copies(std::span<const CopyPoint> points, std::span<const std:
   Eigen::VectorXd y(n);
   for (Eigen::Index r = 0; r < n; ++r) {
     const CopyPoint& p = points[idx[static_cast<std::size_t>(r)]];
-    if (p.calls < 1 || !(p.bytes >= 0.0)) throw std::invalid_argument("fit_pcie_copies: calls >= 1 and bytes >= 0");
+    if (p.calls < 1 || !(p.bytes >= 0.0)) throw InputError("fit_pcie_copies: calls >= 1 and bytes >= 0");
     const int c = col_of[static_cast<int>(p.direction)];
     if (fit_latency) a(r, 0) = 1.0;
     a(r, c) = static_cast<double>(p.calls);
@@ -93,7 +94,7 @@ PcieSpec fit_gather_efficiency(std::span<const GatherPoint> points, std::span<co
     for (const std::size_t i : idx) {
       const GatherPoint& p = points[i];
       if (p.direction != dir) continue;
-      if (!(p.seconds > 0.0) || !(p.bytes > 0.0)) throw std::invalid_argument("fit_gather_efficiency: bytes and seconds must be > 0");
+      if (!(p.seconds > 0.0) || !(p.bytes > 0.0)) throw InputError("fit_gather_efficiency: bytes and seconds must be > 0");
       const double u = p.bytes / p.seconds;
       num += u * (1.0 - base.latency.value() / p.seconds);
       den += u * u;
@@ -119,7 +120,7 @@ double fit_gather_sm_fraction(std::span<const InterferencePoint> points, std::sp
   for (const std::size_t i : idx) {
     const InterferencePoint& p = points[i];
     if (!(p.alone_seconds > 0.0) || !(p.with_gather_seconds > 0.0)) {
-      throw std::invalid_argument("fit_gather_sm_fraction: times must be > 0");
+      throw InputError("fit_gather_sm_fraction: times must be > 0");
     }
     f.push_back(1.0 - p.alone_seconds / p.with_gather_seconds);
   }

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "sim/base/error.h"
 #include "sim/engine/simulation.h"
 
 namespace ess {
@@ -58,10 +59,10 @@ std::vector<StepProfile> profile_of(const RunResult& r) {
 // its run (and a hostile step count must not start a simulation of a million steps).
 void check_trace_steps(const Scenario& scenario, std::int64_t steps) {
   if (steps < 1 || steps > scenario.workload.decode_steps) {
-    throw std::invalid_argument("the trace holds " + std::to_string(steps) + " decode steps but the scenario " +
-                                scenario.origin + " decodes " + std::to_string(scenario.workload.decode_steps) +
-                                " (workload.decode_steps): the trace cannot be this scenario's run (for a profiler "
-                                "trace of more steps, raise workload.decode_steps with --set)");
+    throw InputError("the trace holds " + std::to_string(steps) + " decode steps but the scenario " +
+                     scenario.origin + " decodes " + std::to_string(scenario.workload.decode_steps) +
+                     " (workload.decode_steps): the trace cannot be this scenario's run (for a profiler "
+                     "trace of more steps, raise workload.decode_steps with --set)");
   }
 }
 
@@ -113,7 +114,7 @@ SimulatedRun simulate_for_validation(const Scenario& scenario, std::int64_t step
 std::vector<OpComparison> compare_ops(const std::vector<std::map<std::string, double>>& real,
                                       const std::vector<std::map<std::string, double>>& simulated) {
   if (real.size() != simulated.size()) {
-    throw std::invalid_argument("compare_ops: real and simulated runs differ in steps");
+    throw InputError("compare_ops: real and simulated runs differ in steps");
   }
   std::map<std::string, OpComparison> by_name;
   for (std::size_t s = 0; s < real.size(); ++s) {
@@ -150,8 +151,8 @@ void check_shapes(const std::vector<StepProfile>& real, const std::vector<StepPr
     const StepProfile& sp = simulated[s];
     const std::string step = "step " + std::to_string(s) + " of the trace";
     if (rp.layers > 0 && sp.layers > 0 && rp.layers != sp.layers) {
-      throw std::invalid_argument(step + " has events for " + std::to_string(rp.layers) + " layers, the scenario's step " +
-                                  std::to_string(sp.layers) + ": the trace was recorded for another model");
+      throw InputError(step + " has events for " + std::to_string(rp.layers) + " layers, the scenario's step " +
+                       std::to_string(sp.layers) + ": the trace was recorded for another model");
     }
     if (!sp.events_are_ops) continue;  // the simulation's counts were not recorded
     if (rp.events_are_ops) {
@@ -160,19 +161,19 @@ void check_shapes(const std::vector<StepProfile>& real, const std::vector<StepPr
       for (const ValidationCategory c : {ValidationCategory::gemm, ValidationCategory::norm}) {
         const auto i = static_cast<std::size_t>(c);
         if (rp.events[i] != sp.events[i]) {
-          throw std::invalid_argument(step + " has " + std::to_string(rp.events[i]) + " " + category_name(c) +
-                                      " ops, a step of the scenario " + std::to_string(sp.events[i]) +
-                                      ": the trace was recorded for another configuration");
+          throw InputError(step + " has " + std::to_string(rp.events[i]) + " " + category_name(c) +
+                           " ops, a step of the scenario " + std::to_string(sp.events[i]) +
+                           ": the trace was recorded for another configuration");
         }
       }
     } else if (real_gemm_kernels > 0) {
       const double real_count = static_cast<double>(rp.events[gemm]);
       const double sim_count = static_cast<double>(sp.events[gemm]);
       if (real_count * kKernelsPerOpSlack < sim_count || real_count > sim_count * kKernelsPerOpSlack) {
-        throw std::invalid_argument(step + " has " + std::to_string(rp.events[gemm]) +
-                                    " GEMM kernels, a step of the scenario " + std::to_string(sp.events[gemm]) +
-                                    " GEMMs (more than a factor " + std::to_string(static_cast<int>(kKernelsPerOpSlack)) +
-                                    " apart): the trace was recorded for another model or configuration");
+        throw InputError(step + " has " + std::to_string(rp.events[gemm]) +
+                         " GEMM kernels, a step of the scenario " + std::to_string(sp.events[gemm]) +
+                         " GEMMs (more than a factor " + std::to_string(static_cast<int>(kKernelsPerOpSlack)) +
+                         " apart): the trace was recorded for another model or configuration");
       }
     }
   }
@@ -183,8 +184,8 @@ void check_shapes(const std::vector<StepProfile>& real, const std::vector<StepPr
 ValidationReport compare_profiles(const std::vector<StepProfile>& real, const std::vector<StepProfile>& simulated,
                                   double threshold) {
   if (real.empty() || real.size() != simulated.size()) {
-    throw std::invalid_argument("compare_profiles: need the same, non-zero number of real and simulated steps (got " +
-                                std::to_string(real.size()) + " and " + std::to_string(simulated.size()) + ")");
+    throw InternalError("compare_profiles: need the same, non-zero number of real and simulated steps (got " +
+                        std::to_string(real.size()) + " and " + std::to_string(simulated.size()) + ")");
   }
   check_shapes(real, simulated);
   ValidationReport r;
@@ -193,7 +194,7 @@ ValidationReport compare_profiles(const std::vector<StepProfile>& real, const st
   std::vector<double> real_steps;
   for (std::size_t s = 0; s < real.size(); ++s) {
     if (!(real[s].step_time > 0.0)) {
-      throw std::invalid_argument("step " + std::to_string(s) + " of the trace has no positive step time");
+      throw InputError("step " + std::to_string(s) + " of the trace has no positive step time");
     }
     r.steps.push_back({s, real[s].step_time, simulated[s].step_time,
                        (simulated[s].step_time - real[s].step_time) / real[s].step_time});

@@ -55,7 +55,7 @@ struct ValidationReport {
   bool passed = false;  // step_errors.median_abs <= threshold
 };
 
-// std::invalid_argument unless 1 <= steps <= workload.decode_steps: a trace of more steps than the
+// InputError unless 1 <= steps <= workload.decode_steps: a trace of more steps than the
 // scenario decodes cannot be its run.
 void check_trace_steps(const Scenario& scenario, std::int64_t steps);
 
@@ -76,9 +76,9 @@ struct SimulatedRun {
 [[nodiscard]] std::vector<OpComparison> compare_ops(const std::vector<std::map<std::string, double>>& real,
                                                     const std::vector<std::map<std::string, double>>& simulated);
 
-// Compares two profiles of the same length (std::invalid_argument otherwise, or if empty, or if a
-// real step time is not > 0). Pure: no simulation, no files.
-// Also std::invalid_argument (the CLI's exit 2) when a real step cannot be the simulated one: a
+// Compares two profiles of the same length (InternalError otherwise, or if empty: the callers
+// check the steps first; InputError if a real step time is not > 0). Pure: no simulation, no files.
+// Also InputError (the CLI's exit 2) when a real step cannot be the simulated one: a
 // different number of layers, different GEMM or norm op counts (ess-runner traces, whose ops are
 // the simulator's), or GEMM kernel counts more than a factor 4 from the simulation's GEMM ops
 // (Kineto traces, where libraries split and fuse kernels). Shapes not recorded (0) are not checked.

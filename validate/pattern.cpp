@@ -350,7 +350,7 @@ class ThreadList {
 }  // namespace
 
 PatternError::PatternError(std::size_t position, const std::string& message)
-    : std::invalid_argument("at character " + std::to_string(position + 1) + ": " + message), position_(position) {}
+    : InputError("at character " + std::to_string(position + 1) + ": " + message), position_(position) {}
 
 NamePattern::NamePattern(std::string_view pattern) {
   if (pattern.size() > kMaxPatternLength) {

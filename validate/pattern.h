@@ -35,6 +35,8 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/base/error.h"
+
 namespace ess {
 
 // Longest pattern accepted: the shipped rules are under 200 characters; a limit keeps the
@@ -44,7 +46,7 @@ inline constexpr std::size_t kMaxPatternLength = 1000;
 inline constexpr std::size_t kMaxPatternGroupDepth = 32;
 
 // Bad or unsupported pattern syntax; `position` is the 0-based byte offset in the pattern.
-class PatternError : public std::invalid_argument {
+class PatternError : public InputError {
  public:
   PatternError(std::size_t position, const std::string& message);
   [[nodiscard]] std::size_t position() const { return position_; }

@@ -6,14 +6,14 @@
 
 #include "sim/config/config_error.h"
 #include "sim/config/json_text.h"
-#include "sim/graph/op_names.h"
+#include "sim/base/op_names.h"
 #include "sim/io/read_file.h"
 
 namespace ess {
 
 namespace {
 
-// The kernel categories and "transfer" are the runner's trace categories (sim/graph/op_names.h).
+// The kernel categories and "transfer" are the runner's trace categories (sim/base/op_names.h).
 constexpr std::array<std::string_view, kValidationCategories> kNames = {
     catname::gemm, catname::norm, catname::indexer, catname::attention, catname::elementwise,
     catname::runner_transfer, "exposed_wait"};
@@ -343,7 +343,7 @@ std::optional<ValidationCategory> parse_validation_category(std::string_view nam
 }
 
 TraceError::TraceError(const std::string& path, const std::string& where, const std::string& message)
-    : std::runtime_error(path + (where.empty() ? "" : ": " + where) + ": " + message) {}
+    : InputError(path + (where.empty() ? "" : ": " + where) + ": " + message) {}
 
 CategoryMap CategoryMap::parse(const nlohmann::json& doc, const std::string& origin) {
   const auto schema = doc.is_object() ? doc.find("schema") : doc.end();

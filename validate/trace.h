@@ -27,11 +27,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/base/error.h"
 #include "validate/pattern.h"
 
 namespace ess {
 
-// The categories a validation compares (DESIGN.md: per op category and per step).
+// The categories a validation compares (per op category and per step; README "Against a real GPU run").
 enum class ValidationCategory { gemm, norm, indexer, attention, elementwise, transfer, exposed_wait };
 inline constexpr std::size_t kValidationCategories = 7;
 
@@ -39,7 +40,7 @@ inline constexpr std::size_t kValidationCategories = 7;
 // "gemm", "norm", "indexer", "attention", "elementwise", "transfer", "exposed_wait"; nullopt else.
 [[nodiscard]] std::optional<ValidationCategory> parse_validation_category(std::string_view name);
 
-class TraceError : public std::runtime_error {
+class TraceError : public InputError {
  public:
   TraceError(const std::string& path, const std::string& where, const std::string& message);
 };

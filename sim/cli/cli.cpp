@@ -3,20 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <sstream>
-#include <stdexcept>
 
-#include "models/hardware.h"
-#include "calibration/measurements.h"
-#include "models/fit.h"
-#include "validate/trace.h"
+#include "sim/base/error.h"
 #include "sim/cli/commands.h"
 #include "sim/config/config_error.h"
 #include "sim/config/did_you_mean.h"
 #include "sim/config/quantity.h"
 #include "sim/config/utf8.h"
-#include "sim/io/atomic_file.h"
-#include "sim/memory/memory_plan.h"
-#include "sim/offload/access_trace.h"
+#include "sim/engine/preflight.h"
 
 namespace ess {
 
@@ -45,6 +39,13 @@ double positive_duration(const std::string& text, const std::string& option, con
                       "expected a positive duration such as " + example + (q.error.empty() ? "" : " (" + q.error + ")"));
   }
   return *q.value;
+}
+
+int report_error(const std::exception& e, std::ostream& err) {
+  const auto* error = dynamic_cast<const Error*>(&e);
+  const int code = error != nullptr ? error->exit_code() : kExitInternal;
+  err << (code == kExitInternal ? "internal error (please report): " : "error: ") << e.what() << "\n";
+  return code;
 }
 
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
@@ -99,39 +100,10 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
 
   try {
     return action(out);
-  } catch (const ResourceError& e) {
-    err << "error: " << e.what() << "\n";
-    return kExitBadInput;
-  } catch (const CapacityError& e) {
-    err << "error: " << e.what() << "\n";
-    return kExitBadInput;
-  } catch (const OutputError& e) {
-    err << "error: " << e.what() << "\n";
-    return kExitBadInput;
-  } catch (const AccessTraceError& e) {
-    err << "error: " << e.what() << "\n";
-    return kExitBadInput;
-  } catch (const MeasurementError& e) {
-    err << "error: " << e.what() << "\n";
-    return kExitBadInput;
-  } catch (const TraceError& e) {
-    err << "error: " << e.what() << "\n";
-    return kExitBadInput;
-  } catch (const FitError& e) {
-    err << "error: cannot calibrate: " << e.what() << "\n";
-    return kExitBadInput;
-  } catch (const ConfigError& e) {
-    err << "error: " << e.what() << "\n";
-    return kExitBadInput;
-  } catch (const UnsupportedError& e) {
-    err << "error: " << e.what() << "\n";
-    return kExitBadInput;
-  } catch (const std::invalid_argument& e) {
-    err << "error: " << e.what() << "\n";
-    return kExitBadInput;
+  } catch (const Error& e) {
+    return report_error(e, err);
   } catch (const std::exception& e) {
-    err << "internal error (please report): " << e.what() << "\n";
-    return kExitInternal;
+    return report_error(e, err);
   }
 }
 

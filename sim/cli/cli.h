@@ -1,22 +1,24 @@
 // The ess-sim command line, callable in-process (tests) and from main().
 #pragma once
 
+#include <exception>
 #include <ostream>
 #include <string>
 #include <vector>
 
-namespace ess {
+#include "sim/base/error.h"  // the exit codes: kExitOk, kExitValidationFailed, kExitBadInput, kExitInternal
 
-// Exit codes: 0 success, 1 internal error (a bug), 2 bad input (usage, scenario, arguments).
-inline constexpr int kExitOk = 0;
-// `validate` exits 1 when the simulation misses the threshold; an internal error (a bug) exits 3.
-inline constexpr int kExitValidationFailed = 1;
-inline constexpr int kExitInternal = 3;
-inline constexpr int kExitBadInput = 2;
+namespace ess {
 
 // Runs ess-sim with `args` (without the program name). Writes results to `out` and diagnostics
 // to `err`; never calls exit().
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err);
+
+// What run_cli does with an exception that escapes a command: writes its message to `err` and
+// returns the exit code. An ess::Error exits with its exit_code(): "error: ..." for bad input (2),
+// "internal error (please report): ..." for an InternalError (3); any other exception is a bug too
+// (3, "please report").
+int report_error(const std::exception& e, std::ostream& err);
 
 // ess-sim's version, "0.1.0" (set by CMake from the project version).
 #ifndef ESS_SIM_VERSION

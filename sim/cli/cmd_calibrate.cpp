@@ -7,6 +7,8 @@
 
 #include "calibration/calibrate.h"
 #include "calibration/measurements.h"
+#include "models/fit.h"
+#include "sim/base/error.h"
 #include "sim/cli/cli.h"
 #include "sim/cli/commands.h"
 #include "sim/config/scenario.h"
@@ -76,7 +78,13 @@ void add_calibrate_command(CLI::App& app, CommandAction& action) {
       if (!o->description.empty()) words.insert(words.end(), {"--description", o->description});
       words.insert(words.end(), {"--folds", std::to_string(o->folds), "--seed", std::to_string(o->seed), "-o", o->output});
       options.command = shell_command(words);
-      const Calibration c = calibrate(measurements, options);
+      const Calibration c = [&] {
+        try {
+          return calibrate(measurements, options);
+        } catch (const FitError& e) {  // data that cannot determine a model: bad input, named as such
+          throw InputError(std::string("cannot calibrate: ") + e.what());
+        }
+      }();
       const std::string text = c.profile.dump(2) + "\n";
       write_file_atomically(o->output, text);
       if (o->json) {

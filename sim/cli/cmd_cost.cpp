@@ -19,6 +19,7 @@
 #include "models/gemm.h"
 #include "models/mla_kernels.h"
 #include "models/norm.h"
+#include "sim/base/error.h"
 #include "sim/cli/commands.h"
 #include "sim/cli/cost_common.h"
 #include "sim/config/config_error.h"
@@ -887,7 +888,7 @@ void add_cost_command(CLI::App& app, CommandAction& action) {
         word.empty() ? "cost needs an operation: " + quoted_list(names) + " (ess-sim cost --help)"
                      : "unknown cost operation \"" + printable(word) + "\"" + did_you_mean(printable(word), names) +
                            "; the operations are " + quoted_list(names) + " (ess-sim cost --help)";
-    action = [message](std::ostream&) -> int { throw std::invalid_argument(message); };
+    action = [message](std::ostream&) -> int { throw InputError(message); };
   });
 }
 

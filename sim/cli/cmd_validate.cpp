@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/base/error.h"
 #include "sim/cli/cli.h"
 #include "sim/cli/commands.h"
 #include "sim/config/config_error.h"
@@ -30,13 +31,15 @@ double parse_threshold(const std::string& text) {
   throw ConfigError("--threshold " + text, "", "expected a percentage such as 3% (greater than 0)");
 }
 
-// Runs a comparison of the trace with the scenario; its std::invalid_argument (a trace whose shape
-// cannot be the scenario's, compare.h) becomes a TraceError naming the trace file.
+// Runs a comparison of the trace with the scenario; its InputError (a trace whose shape cannot be
+// the scenario's, compare.h) becomes a TraceError naming the trace file.
 template <typename F>
 auto naming_trace(const std::string& trace_path, F&& compare) {
   try {
     return compare();
-  } catch (const std::invalid_argument& e) {
+  } catch (const TraceError&) {
+    throw;  // names its file already
+  } catch (const InputError& e) {
     throw TraceError(trace_path, "", e.what());
   }
 }

@@ -14,8 +14,8 @@
 
 namespace ess {
 
-// What a subcommand runs once parsing succeeded; returns the exit code. May throw ConfigError,
-// std::invalid_argument or UnsupportedError for bad input.
+// What a subcommand runs once parsing succeeded; returns the exit code. May throw an ess::Error:
+// an InputError (ConfigError, UnsupportedError, ...) for bad input, an InternalError for a bug.
 using CommandAction = std::function<int(std::ostream& out)>;
 
 // --allow-large on the commands that simulate: run past the resource limits (sim/README.md).

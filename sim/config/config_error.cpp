@@ -14,7 +14,7 @@ std::string format(const std::string& origin, const std::string& pointer, const 
 }  // namespace
 
 ConfigError::ConfigError(std::string origin, std::string pointer, std::string message)
-    : std::runtime_error(format(origin, pointer, message)),
+    : InputError(format(origin, pointer, message)),
       origin_(std::move(origin)),
       pointer_(std::move(pointer)),
       message_(std::move(message)) {}

@@ -8,9 +8,11 @@
 #include <stdexcept>
 #include <string>
 
+#include "sim/base/error.h"
+
 namespace ess {
 
-class ConfigError : public std::runtime_error {
+class ConfigError : public InputError {
  public:
   // origin: "scenarios/x.json", "built-in preset hardware/h200-sxm", "--set a.b=c";
   // pointer: RFC 6901 JSON pointer, empty for the whole document.

@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "sim/base/error.h"
 #include "sim/config/physical_ranges.h"
 #include "sim/config/quantity.h"
 #include "sim/config/reader.h"
@@ -150,7 +151,7 @@ std::shared_ptr<const GemmTable> read_gemm_measured(ObjectReader& r) {
       if (!m.is_number_integer() || !t.is_number()) fail(where, "m[" + std::to_string(p) + "] must be an integer and seconds[" + std::to_string(p) + "] a number");
       try {
         table->add(m.get<std::int64_t>(), n, k, *dtype, t.get<double>());
-      } catch (const std::invalid_argument& ex) {
+      } catch (const InputError& ex) {  // GemmTable::add: a bad or repeated measurement
         fail(where, ex.what());
       }
     }

@@ -20,6 +20,7 @@
 #include <simgrid/s4u/Host.hpp>
 #include <simgrid/s4u/Semaphore.hpp>
 
+#include "sim/base/error.h"
 #include "sim/engine/platform.h"
 #include "sim/offload/prefetch.h"
 #include "sim/engine/indexing.h"
@@ -30,7 +31,7 @@ namespace sg4 = simgrid::s4u;
 
 namespace {
 
-// SimGrid settings for analytic, calibratable transfer times (DESIGN.md section 7): CM02 without
+// SimGrid settings for analytic, calibratable transfer times (sim/README.md "How a run flows"): CM02 without
 // the TCP window limit or cross-traffic, so 1 GB over a 25 GB/s + 1 us link takes 0.040001 s.
 const char* const kSimgridArgs[] = {
     "ess-sim",
@@ -389,7 +390,7 @@ void start_prefetch(RunState& st, int gpu, const Segment& seg) {
   auto& job = jobs.emplace_back();
   job.layer = seg.layer;
   if (!st.prefetch_index[idx(gpu)].emplace(std::make_pair(seg.lane, seg.layer), &job).second) {
-    throw std::logic_error("two prefetches for layer " + std::to_string(seg.layer) + " in one step");
+    throw InternalError("two prefetches for layer " + std::to_string(seg.layer) + " in one step");
   }
   auto& engine = st.prefetch_link == PrefetchLink::background ? st.background_engines[idx(gpu)] : st.fetch_engines[idx(gpu)];
   submit(st, gpu, engine, job, seg.transfer);
@@ -400,7 +401,7 @@ void wait_prefetch(RunState& st, int step, int gpu, const Segment& seg) {
   flush(st, gpu);
   const auto found = st.prefetch_index[idx(gpu)].find({seg.lane, seg.layer});
   if (found == st.prefetch_index[idx(gpu)].end()) {
-    throw std::logic_error("layer " + std::to_string(seg.layer) + " waits for a prefetch never issued");
+    throw InternalError("layer " + std::to_string(seg.layer) + " waits for a prefetch never issued");
   }
   RunState::TransferJob& job = *found->second;
   const double from = st.now();
@@ -535,8 +536,8 @@ void gpu_main(RunState& st, int gpu) {
     st.writebacks[idx(gpu)].clear();
     for (const auto& job : st.prefetch_jobs[idx(gpu)]) {
       if (!job.waited) {
-        throw std::logic_error("step " + std::to_string(step) + ": the prefetch of layer " + std::to_string(job.layer) +
-                               " on GPU " + std::to_string(gpu) + " was never waited for");
+        throw InternalError("step " + std::to_string(step) + ": the prefetch of layer " + std::to_string(job.layer) +
+                            " on GPU " + std::to_string(gpu) + " was never waited for");
       }
     }
     st.prefetch_jobs[idx(gpu)].clear();
@@ -628,9 +629,9 @@ EngineRun run_engine(const Scenario& scenario, PlanCache& plans, int gpus, std::
   engine.run();
   if (st.error) std::rethrow_exception(st.error);
   if (st.finished_gpus != gpus) {
-    throw std::logic_error("the simulation stopped before every GPU finished its steps (" +
-                           std::to_string(st.finished_gpus) + " of " + std::to_string(gpus) +
-                           " did): SimGrid found no activity left to run");
+    throw InternalError("the simulation stopped before every GPU finished its steps (" +
+                        std::to_string(st.finished_gpus) + " of " + std::to_string(gpus) +
+                        " did): SimGrid found no activity left to run");
   }
   return EngineRun{st.activities};
 }

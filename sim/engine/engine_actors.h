@@ -22,7 +22,7 @@ struct EngineRun {
 
 // Runs `steps` steps of `plans` on `gpus` GPUs of the scenario's platform. `fast_paths`: see
 // SimulationOptions::fast_paths. An error raised inside an actor stops every actor and is rethrown
-// here; a run that ends with a GPU short of its steps is a std::logic_error.
+// here; a run that ends with a GPU short of its steps is an InternalError.
 [[nodiscard]] EngineRun run_engine(const Scenario& scenario, PlanCache& plans, int gpus, std::int64_t steps,
                                    bool fast_paths, RunRecorder& recorder);
 

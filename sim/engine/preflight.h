@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "models/units.h"
+#include "sim/base/error.h"
 #include "sim/config/scenario.h"
 #include "sim/memory/memory_plan.h"
 #include "sim/offload/access_trace.h"
@@ -40,9 +41,9 @@ struct ResourceEstimate {
 };
 
 // A run that exceeds a limit: bad input (exit 2), with the estimate and the knob to turn.
-class ResourceError : public std::runtime_error {
+class ResourceError : public InputError {
  public:
-  using std::runtime_error::runtime_error;
+  using InputError::InputError;
 };
 
 struct Preflight {

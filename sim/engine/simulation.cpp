@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "sim/base/error.h"
 #include "sim/engine/engine_actors.h"
 #include "sim/engine/offload_source.h"
 #include "sim/engine/recorders.h"
@@ -58,8 +59,8 @@ void step_times(RunResult& result) {
   }
   for (std::size_t s = 0; s < result.step_time.size(); ++s) {
     if (!std::isfinite(result.step_time[s]) || result.step_time[s] <= 0.0) {
-      throw std::logic_error("step " + std::to_string(s) + " took " + std::to_string(result.step_time[s]) +
-                             " s of simulated time (expected a finite, positive duration)");
+      throw InternalError("step " + std::to_string(s) + " took " + std::to_string(result.step_time[s]) +
+                          " s of simulated time (expected a finite, positive duration)");
     }
   }
 }
@@ -79,15 +80,15 @@ std::uint64_t predictor_seed(std::uint64_t scenario_seed) {
 }
 
 Simulation::Simulation(const Scenario& scenario, SimulationOptions options) : scenario_(scenario), options_(options) {
-  if (options_.steps < 0) throw std::invalid_argument("Simulation: steps must be >= 0");
-  if (options_.trace_steps < 0) throw std::invalid_argument("Simulation: trace_steps must be >= 0");
+  if (options_.steps < 0) throw InternalError("Simulation: steps must be >= 0");
+  if (options_.trace_steps < 0) throw InternalError("Simulation: trace_steps must be >= 0");
   if (options_.record_ops_of_gpu && *options_.record_ops_of_gpu < 0) {
-    throw std::invalid_argument("Simulation: record_ops_of_gpu must be >= 0");
+    throw InternalError("Simulation: record_ops_of_gpu must be >= 0");
   }
 }
 
 RunResult Simulation::run() {
-  if (ran_) throw std::logic_error("Simulation::run called twice");
+  if (ran_) throw InternalError("Simulation::run called twice");
   ran_ = true;
   if (scenario_.prefill) return run_prefill();
 
@@ -99,8 +100,8 @@ RunResult Simulation::run() {
                                   placement.cold_fraction);
   shape_result(result, builder);
   if (options_.record_ops_of_gpu && *options_.record_ops_of_gpu >= result.gpus) {
-    throw std::invalid_argument("Simulation: record_ops_of_gpu is " + std::to_string(*options_.record_ops_of_gpu) +
-                                ", the run has " + std::to_string(result.gpus) + " GPUs");
+    throw InternalError("Simulation: record_ops_of_gpu is " + std::to_string(*options_.record_ops_of_gpu) +
+                        ", the run has " + std::to_string(result.gpus) + " GPUs");
   }
   OffloadSource offload(scenario_, builder, result.steps, options_.access_store, std::move(checked.replay));
   PlanCache plans(builder, scenario_.seed, result.gpus, offload.access());
@@ -124,7 +125,7 @@ RunResult Simulation::run() {
 }
 
 RunResult Simulation::run_prefill() {
-  if (options_.record_ops_of_gpu) throw std::invalid_argument("Simulation: op times are recorded for decode runs only");
+  if (options_.record_ops_of_gpu) throw InternalError("Simulation: op times are recorded for decode runs only");
   RunResult result;
   result.steps = options_.steps > 0 ? options_.steps : scenario_.prefill->steps;
   const PrefillStepBuilder builder(scenario_);

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "sim/base/error.h"
 #include "sim/graph/decode_step.h"
 #include "sim/base/rng.h"
 #include "sim/offload/cache_sim.h"
@@ -95,7 +96,7 @@ class AccessPipeline {
     std::unique_lock lock(mutex_);
     changed_.wait(lock, [this] { return !ready_.empty() || error_; });
     if (error_) std::rethrow_exception(error_);
-    if (step != consumed_) throw std::logic_error("AccessPipeline: steps must be consumed in order");
+    if (step != consumed_) throw InternalError("AccessPipeline: steps must be consumed in order");
     std::vector<LayerAccess> layers = std::move(ready_.front());
     ready_.pop_front();
     ++consumed_;

@@ -12,6 +12,7 @@
 #include "models/elementwise.h"
 #include "models/gemm.h"
 #include "models/norm.h"
+#include "sim/base/error.h"
 #include "sim/base/op_names.h"
 #include "sim/offload/overlap.h"
 #include "sim/offload/prefetch.h"
@@ -42,15 +43,15 @@ DecodeStepBuilder::DecodeStepBuilder(const Scenario& scenario, std::int64_t batc
     if (overlaps[i].make == &make_serial_overlap) overlap_serial_ = i;
   }
   if (const auto& c = scenario.workload.prefill_chunk) {
-    if (c->tokens < 1 || c->cached < 0) throw std::invalid_argument("DecodeStepBuilder: a prefill chunk needs tokens >= 1 and cached >= 0");
+    if (c->tokens < 1 || c->cached < 0) throw InternalError("DecodeStepBuilder: a prefill chunk needs tokens >= 1 and cached >= 0");
     chunk_.push_back(PrefillPiece{c->tokens * tp_, c->cached});
   }
-  if (batch_per_gpu < 1) throw std::invalid_argument("DecodeStepBuilder: batch_per_gpu must be >= 1");
+  if (batch_per_gpu < 1) throw InternalError("DecodeStepBuilder: batch_per_gpu must be >= 1");
   if (offloaded < 0 || offloaded > batch_per_gpu) {
-    throw std::invalid_argument("DecodeStepBuilder: offloaded requests must be in [0, batch_per_gpu]");
+    throw InternalError("DecodeStepBuilder: offloaded requests must be in [0, batch_per_gpu]");
   }
   if (scenario.execution.micro_batches == 2 && batch_per_gpu < 2) {
-    throw std::invalid_argument("DecodeStepBuilder: two micro-batches need at least 2 requests per GPU");
+    throw InternalError("DecodeStepBuilder: two micro-batches need at least 2 requests per GPU");
   }
 }
 
@@ -305,8 +306,8 @@ void DecodeStepBuilder::add_offload_attention(std::vector<Segment>& out, int lay
     for (const AttentionPart part : piece.parts) stage_ops.push_back(ops[static_cast<std::size_t>(part)]);
     stage(piece.label, moved, std::move(stage_ops));
   }
-  if (!prefetch_done) throw std::logic_error("overlap policy \"" + std::string(overlap_policies()[used].name) +
-                                             "\" gave a single piece: no point after the indexer to wait for prefetches");
+  if (!prefetch_done) throw InternalError("overlap policy \"" + std::string(overlap_policies()[used].name) +
+                                          "\" gave a single piece: no point after the indexer to wait for prefetches");
 }
 
 StepPlan DecodeStepBuilder::build(int step, Rng& rng, const std::vector<LayerAccess>* access) const {
@@ -317,7 +318,7 @@ StepPlan DecodeStepBuilder::build(int step, Rng& rng, const std::vector<LayerAcc
   const bool offload = s_.cache.mode == CacheMode::offload;
   if (offload) {
     if (access == nullptr || access->size() != static_cast<std::size_t>(layers_total_)) {
-      throw std::invalid_argument("DecodeStepBuilder::build: offload mode needs the access of every layer");
+      throw InternalError("DecodeStepBuilder::build: offload mode needs the access of every layer");
     }
     plan.offload.resize(static_cast<std::size_t>(layers_total_));
   }

@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "sim/base/error.h"
+
 namespace ess {
 
 double normal_draw(Rng& rng) {
@@ -34,14 +36,14 @@ ExpertRouting::ExpertRouting(std::int64_t routed, std::int64_t slots, int ranks,
                              Rng rng)
     : routed_(routed), slots_(slots), ranks_(ranks), params_(params) {
   if (routed < 1 || ranks < 1 || layers < 1 || slots < routed || slots % ranks != 0) {
-    throw std::invalid_argument("ExpertRouting: need routed >= 1, ranks >= 1, layers >= 1 and slots >= routed, a "
-                                "multiple of ranks; got routed " + std::to_string(routed) + ", slots " +
-                                std::to_string(slots) + ", ranks " + std::to_string(ranks));
+    throw InternalError("ExpertRouting: need routed >= 1, ranks >= 1, layers >= 1 and slots >= routed, a "
+                        "multiple of ranks; got routed " + std::to_string(routed) + ", slots " +
+                        std::to_string(slots) + ", ranks " + std::to_string(ranks));
   }
   if (slots > routed && !params.eplb) {
-    throw std::invalid_argument("ExpertRouting: redundant slots need EPLB to decide what they hold");
+    throw InternalError("ExpertRouting: redundant slots need EPLB to decide what they hold");
   }
-  if (!(params.skew >= 0) || !(params.drift >= 0)) throw std::invalid_argument("ExpertRouting: negative sigma");
+  if (!(params.skew >= 0) || !(params.drift >= 0)) throw InternalError("ExpertRouting: negative sigma");
   const auto n = static_cast<std::size_t>(routed);
   const std::int64_t per_rank = slots / ranks;
   popularity_.reserve(static_cast<std::size_t>(layers));
@@ -186,7 +188,7 @@ Moments moments(const std::vector<double>& v) {
 ExpertLoadStats expert_load_stats(const ExpertLoadLayout& layout, RoutingParams params, int layers, int passes,
                                   std::uint64_t seed) {
   if (layout.top_k < 1 || layout.top_k > layout.routed || layout.tokens < 1 || passes < 1) {
-    throw std::invalid_argument("expert_load_stats: need 1 <= top_k <= routed experts, tokens >= 1 and passes >= 1");
+    throw InternalError("expert_load_stats: need 1 <= top_k <= routed experts, tokens >= 1 and passes >= 1");
   }
   const Rng root(seed);
   const ExpertRouting routing(layout.routed, layout.slots, layout.ranks, layers, params, root.fork(1));

@@ -8,6 +8,7 @@
 #include "models/attention.h"
 #include "models/elementwise.h"
 #include "models/gemm.h"
+#include "sim/base/error.h"
 #include "sim/base/op_names.h"
 
 namespace ess {
@@ -33,8 +34,8 @@ PrefillWork prefill_work(std::span<const PrefillPiece> pieces, std::int64_t top_
   PrefillWork w;
   for (const PrefillPiece& p : pieces) {
     if (p.tokens < 1 || p.cached < 0) {
-      throw std::invalid_argument("prefill_work: a piece needs tokens >= 1 and cached >= 0 (got " +
-                                  std::to_string(p.tokens) + " and " + std::to_string(p.cached) + ")");
+      throw InternalError("prefill_work: a piece needs tokens >= 1 and cached >= 0 (got " +
+                          std::to_string(p.tokens) + " and " + std::to_string(p.cached) + ")");
     }
     w.queries += p.tokens;
     w.key_pairs += as_double(p.tokens) * as_double(p.cached) + as_double(p.tokens) * as_double(p.tokens + 1) / 2.0;
@@ -69,7 +70,7 @@ void PrefillAttention::add(std::vector<Segment>& out, int layer, std::string_vie
 }
 
 void PrefillAttention::add_core(std::vector<Segment>& out, int layer, std::string_view label, const PrefillWork& work) const {
-  if (work.queries < 1) throw std::invalid_argument("PrefillAttention::add_core: no new tokens");
+  if (work.queries < 1) throw InternalError("PrefillAttention::add_core: no new tokens");
   if (m_.attention.kind == AttentionKind::mla) {
     add_mla(out, layer, label, work);
   } else {

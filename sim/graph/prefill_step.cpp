@@ -6,13 +6,14 @@
 #include <string>
 
 #include "models/elementwise.h"
+#include "sim/base/error.h"
 #include "sim/base/op_names.h"
 
 namespace ess {
 
 std::vector<PrefillPiece> whole_prompts(std::int64_t tokens, std::int64_t prompt_length, std::int64_t cached) {
-  if (tokens < 1 || prompt_length < 1) throw std::invalid_argument("whole_prompts: tokens and prompt_length must be >= 1");
-  if (cached < 0 || cached >= prompt_length) throw std::invalid_argument("whole_prompts: cached must be in [0, prompt_length)");
+  if (tokens < 1 || prompt_length < 1) throw InternalError("whole_prompts: tokens and prompt_length must be >= 1");
+  if (cached < 0 || cached >= prompt_length) throw InternalError("whole_prompts: cached must be in [0, prompt_length)");
   const std::int64_t fresh = prompt_length - cached;
   std::vector<PrefillPiece> pieces(static_cast<std::size_t>(tokens / fresh), PrefillPiece{fresh, cached});
   if (tokens % fresh > 0) pieces.push_back({tokens % fresh, cached});
@@ -20,7 +21,7 @@ std::vector<PrefillPiece> whole_prompts(std::int64_t tokens, std::int64_t prompt
 }
 
 std::vector<PrefillPiece> scenario_pieces(const Scenario& s) {
-  if (!s.prefill) throw std::logic_error("scenario_pieces: the scenario has no prefill section");
+  if (!s.prefill) throw InternalError("scenario_pieces: the scenario has no prefill section");
   const PrefillConfig& p = *s.prefill;
   return whole_prompts(p.tokens_per_gpu * s.parallelism.tensor_parallel, p.prompt_length, p.cached_tokens);
 }
@@ -89,7 +90,7 @@ void PrefillStepBuilder::add_pass(std::vector<GpuStepPlan>& gpus, const PrefillW
 }
 
 StepPlan PrefillStepBuilder::build(int step, std::span<const PrefillPiece> pieces, Rng& rng) const {
-  if (pieces.empty()) throw std::invalid_argument("PrefillStepBuilder::build: a prefill step needs at least one piece");
+  if (pieces.empty()) throw InternalError("PrefillStepBuilder::build: a prefill step needs at least one piece");
   const std::int64_t top_k = m_.indexer ? m_.indexer->top_k : 0;
   const PrefillWork all = prefill_work(pieces, top_k);
   StepPlan plan;
@@ -106,7 +107,7 @@ StepPlan PrefillStepBuilder::build(int step, std::span<const PrefillPiece> piece
     add_pass(plan.gpus, all, rng);
     return plan;
   }
-  if (all.queries < 2) throw std::invalid_argument("PrefillStepBuilder::build: two micro-batches need at least 2 tokens");
+  if (all.queries < 2) throw InputError("PrefillStepBuilder::build: two micro-batches need at least 2 tokens");
   const auto lanes = split_in_two(pieces);
   for (int lane = 0; lane < 2; ++lane) {
     std::vector<GpuStepPlan> part(plan.gpus.size());

@@ -52,8 +52,8 @@ class PrefillStepBuilder {
   [[nodiscard]] std::string_view layer_kind(int layer) const { return blocks_.layer_kind(layer); }
 
   // The plan of a step in which every attention replica runs `pieces`; `rng` drives the routing.
-  // Throws std::invalid_argument on no pieces or a piece without tokens, or two micro-batches with
-  // fewer than 2 tokens.
+  // Throws InternalError on no pieces or a piece without tokens (the callers build them), InputError
+  // for two micro-batches with fewer than 2 tokens (a scenario can ask for that).
   [[nodiscard]] StepPlan build(int step, std::span<const PrefillPiece> pieces, Rng& rng) const;
 
  private:

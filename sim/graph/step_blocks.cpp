@@ -10,6 +10,7 @@
 #include "models/elementwise.h"
 #include "models/gemm.h"
 #include "models/norm.h"
+#include "sim/base/error.h"
 #include "sim/base/op_names.h"
 
 namespace ess {
@@ -195,13 +196,13 @@ double StepBlocks::normal_alltoall_sm_fraction() const {
   const int sms = s_.engine.prefill_alltoall_sms;
   if (sms == 0) return 0.0;
   if (!hw_.gpu.sm_count) {
-    throw std::invalid_argument("hardware.gpu.sm_count is needed: engine " + s_.engine.name + "'s prefill all-to-all holds " +
-                                std::to_string(sms) + " SMs (engine.prefill_alltoall_sms) and " + hw_.name +
-                                " does not say how many the GPU has; add it, or set engine.prefill_alltoall_sms to 0");
+    throw InputError("hardware.gpu.sm_count is needed: engine " + s_.engine.name + "'s prefill all-to-all holds " +
+                     std::to_string(sms) + " SMs (engine.prefill_alltoall_sms) and " + hw_.name +
+                     " does not say how many the GPU has; add it, or set engine.prefill_alltoall_sms to 0");
   }
   if (sms >= *hw_.gpu.sm_count) {
-    throw std::invalid_argument("engine.prefill_alltoall_sms (" + std::to_string(sms) + ") must be below hardware.gpu.sm_count (" +
-                                std::to_string(*hw_.gpu.sm_count) + "): the all-to-all would leave no SM for compute");
+    throw InputError("engine.prefill_alltoall_sms (" + std::to_string(sms) + ") must be below hardware.gpu.sm_count (" +
+                     std::to_string(*hw_.gpu.sm_count) + "): the all-to-all would leave no SM for compute");
   }
   return static_cast<double>(sms) / static_cast<double>(*hw_.gpu.sm_count);
 }

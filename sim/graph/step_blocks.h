@@ -92,7 +92,7 @@ class StepBlocks {
 
  private:
   // The share of the SMs the normal (per_node) all-to-all kernels hold: engine.prefill_alltoall_sms
-  // of hardware.gpu.sm_count (std::invalid_argument naming the fields when that cannot be told).
+  // of hardware.gpu.sm_count (InputError naming the fields when that cannot be told).
   [[nodiscard]] double normal_alltoall_sm_fraction() const;
   // The same under tensor-parallel attention: experts split over the replica (ep = tp) or
   // sharded by TP (ep = 1); no all-to-all, an all-reduce of the partial outputs.

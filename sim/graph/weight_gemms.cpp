@@ -3,13 +3,14 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "sim/base/error.h"
 #include "sim/base/op_names.h"
 
 namespace ess {
 
 std::vector<WeightGemm> weight_gemms(const ModelConfig& m, int tensor_parallel, int mtp_depth) {
-  if (tensor_parallel < 1) throw std::invalid_argument("weight_gemms: tensor_parallel must be >= 1");
-  if (mtp_depth < 1) throw std::invalid_argument("weight_gemms: mtp_depth must be >= 1");
+  if (tensor_parallel < 1) throw InternalError("weight_gemms: tensor_parallel must be >= 1");
+  if (mtp_depth < 1) throw InternalError("weight_gemms: mtp_depth must be >= 1");
   const std::int64_t tp = tensor_parallel;
   const DType w = m.weight_dtype;
   const DType act = m.activation_dtype;

@@ -47,7 +47,7 @@ struct WeightGemm {
 // replica, with `mtp_depth` query tokens per request (> 1 adds the MTP modules' eh_proj), each
 // once, in the order a step first issues them: attention (MLA or GQA), the dense MLP when some
 // layer is dense, the MoE block when the model has one, the LM head, then eh_proj.
-// Throws std::invalid_argument if tensor_parallel < 1 or mtp_depth < 1.
+// Throws InternalError if tensor_parallel < 1 or mtp_depth < 1 (the scenario loader checks both).
 [[nodiscard]] std::vector<WeightGemm> weight_gemms(const ModelConfig& model, int tensor_parallel, int mtp_depth);
 
 }  // namespace ess

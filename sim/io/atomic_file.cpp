@@ -89,7 +89,7 @@ void sync_directory(const std::filesystem::path& dir) {
 }  // namespace
 
 OutputError::OutputError(std::filesystem::path path, const std::string& message)
-    : std::runtime_error(message), path_(std::move(path)) {}
+    : InputError(message), path_(std::move(path)) {}
 
 namespace {
 

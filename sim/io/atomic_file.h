@@ -11,12 +11,14 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/base/error.h"
+
 namespace ess {
 
 // An output file or directory that could not be written. The message names the path and the
 // operating system's reason, e.g. "cannot write out/run.json: No such file or directory".
 // This is an environment problem (full disk, permissions), not a bug; the CLI reports it.
-class OutputError : public std::runtime_error {
+class OutputError : public InputError {
  public:
   OutputError(std::filesystem::path path, const std::string& message);
 

@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "sim/base/error.h"
+
 namespace ess {
 
 namespace {
@@ -15,8 +17,8 @@ constexpr double k_picoseconds_per_microsecond = 1e6;
 
 void check_time(double value, const char* what) {
   if (!std::isfinite(value) || value < 0.0) {
-    throw std::invalid_argument(std::string("ChromeTrace: ") + what + " must be a finite number >= 0, got " +
-                                std::to_string(value));
+    throw InternalError(std::string("ChromeTrace: ") + what + " must be a finite number >= 0, got " +
+                        std::to_string(value));
   }
 }
 
@@ -25,7 +27,7 @@ void check_time(double value, const char* what) {
 double to_picoseconds(double seconds, const char* what) {
   const double ps = std::round(seconds * k_picoseconds_per_second);
   if (!std::isfinite(ps)) {
-    throw std::invalid_argument(std::string("ChromeTrace: ") + what + " is too large: " + std::to_string(seconds) + " s");
+    throw InternalError(std::string("ChromeTrace: ") + what + " is too large: " + std::to_string(seconds) + " s");
   }
   return ps;
 }
@@ -39,7 +41,7 @@ std::string serialize(const ordered_json& event) {
   try {
     return event.dump();
   } catch (const nlohmann::json::type_error& e) {
-    throw std::invalid_argument(std::string("ChromeTrace: cannot serialize event: ") + e.what());
+    throw InternalError(std::string("ChromeTrace: cannot serialize event: ") + e.what());
   }
 }
 
@@ -84,13 +86,13 @@ void ChromeTrace::slice(TraceTrack t, const std::string& name, const std::string
     return false;
   };
   if (!known()) {
-    throw std::invalid_argument("ChromeTrace: slice on a track not made by track(): pid " + std::to_string(t.pid) +
-                                ", tid " + std::to_string(t.tid));
+    throw InternalError("ChromeTrace: slice on a track not made by track(): pid " + std::to_string(t.pid) +
+                        ", tid " + std::to_string(t.tid));
   }
   check_time(start_s, "slice start");
   check_time(duration_s, "slice duration");
   if (!args.is_null() && !args.is_object()) {
-    throw std::invalid_argument("ChromeTrace: slice args must be null or an object, got " + args.dump());
+    throw InternalError("ChromeTrace: slice args must be null or an object, got " + args.dump());
   }
   const double start_ps = to_picoseconds(start_s, "slice start");
   const double end_ps = to_picoseconds(start_s + duration_s, "slice end");
@@ -111,12 +113,12 @@ void ChromeTrace::counter(const std::string& process, const std::string& name, d
                           const ordered_json& values) {
   check_time(time_s, "counter time");
   if (!values.is_object() || values.empty()) {
-    throw std::invalid_argument("ChromeTrace: counter values must be a non-empty object, got " + values.dump());
+    throw InternalError("ChromeTrace: counter values must be a non-empty object, got " + values.dump());
   }
   for (const auto& [key, value] : values.items()) {
     if (!value.is_number() || !std::isfinite(value.get<double>())) {
-      throw std::invalid_argument("ChromeTrace: counter value \"" + key + "\" must be a finite number, got " +
-                                  value.dump());
+      throw InternalError("ChromeTrace: counter value \"" + key + "\" must be a finite number, got " +
+                          value.dump());
     }
   }
   const double time_ps = to_picoseconds(time_s, "counter time");

@@ -36,14 +36,14 @@ class ChromeTrace {
   // rounded to the picosecond, so nanoseconds survive (1.5e-6 s -> "ts":1.5). The duration is
   // written as end - start after rounding both ends, so back-to-back and nested slices keep
   // touching exactly. `args` is null (omitted) or a JSON object shown in the viewer's details.
-  // Throws std::invalid_argument (a bug in the caller) for a negative or non-finite start or
+  // Throws InternalError (a bug in the caller) for a negative or non-finite start or
   // duration, an unknown track, non-object args, or names that are not valid UTF-8.
   void slice(TraceTrack t, const std::string& name, const std::string& category, double start_s,
              double duration_s, const nlohmann::ordered_json& args = nullptr);
 
   // A counter sample ("ph":"C") in `process` (created on first use), drawn as a graph named
   // `name` with one series per key of `values`, e.g. {"bytes": 1.2e9}. Times as for slice.
-  // Throws std::invalid_argument for a negative or non-finite time, or unless `values` is a
+  // Throws InternalError for a negative or non-finite time, or unless `values` is a
   // non-empty object of finite numbers.
   void counter(const std::string& process, const std::string& name, double time_s,
                const nlohmann::ordered_json& values);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "models/units.h"
+#include "sim/base/error.h"
 #include "sim/config/scenario.h"
 
 namespace ess {
@@ -50,9 +51,9 @@ struct MemoryBudget {
 [[nodiscard]] OffloadPlacement place_requests(const Scenario& scenario, std::int64_t batch_per_gpu);
 
 // Thrown when no batch fits, or a requested batch does not: bad input, reported with the budget.
-class CapacityError : public std::runtime_error {
+class CapacityError : public InputError {
  public:
-  using std::runtime_error::runtime_error;
+  using InputError::InputError;
 };
 
 // Per-GPU memory of `scenario` at `batch_per_gpu` requests per GPU.

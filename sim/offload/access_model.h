@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/base/error.h"
 #include "sim/offload/registry.h"
 
 namespace ess {
@@ -34,8 +35,9 @@ class AccessModel {
   // Entries selected by `request` in `layer` at `step` when the context holds `context` tokens
   // (positions 0..context-1): written to `out` (replacing its content) sorted ascending, unique,
   // exactly min(top_k, context) of them. Steps must be visited in increasing order per
-  // (layer, request); warm-up steps are negative. Implementations throw std::invalid_argument for
-  // calls that break this contract or name a layer they do not have.
+  // (layer, request); warm-up steps are negative. Implementations throw InternalError for calls
+  // that break this contract or name a layer they do not have (a replay trace, InputError for a
+  // step or context its file does not hold).
   virtual void select(int step, int layer, int request, std::int64_t context,
                       std::vector<std::int64_t>& out) = 0;
 
@@ -47,7 +49,7 @@ class AccessModel {
   // two that was; a first call adds every entry. Same contract and errors as select().
   virtual void select_delta(int /*step*/, int /*layer*/, int /*request*/, std::int64_t /*context*/,
                             SelectionDelta& /*out*/) {
-    throw std::logic_error("AccessModel::select_delta: not implemented by this model (check has_delta())");
+    throw InternalError("AccessModel::select_delta: not implemented by this model (check has_delta())");
   }
 };
 
@@ -62,7 +64,7 @@ struct AccessModelInputs {
 // The access registry's factory: how to make the model, and whether it reads a file (the scenario
 // then requires cache.access.file, preflight sizes and checks it).
 struct AccessModelFactory {
-  // Throws std::invalid_argument for inputs the model cannot serve; a model reading a file throws
+  // Throws InputError for inputs the model cannot serve; a model reading a file throws
   // what its reader throws (AccessTraceError for a trace).
   std::unique_ptr<AccessModel> (*create)(const AccessModelInputs& inputs);
   bool reads_file;
@@ -71,7 +73,7 @@ struct AccessModelFactory {
 // The registered access models, in registry order (access_registry.cpp).
 [[nodiscard]] std::span<const Registered<AccessModelFactory>> access_models();
 
-// The registered model `name` (std::invalid_argument listing the names if there is none): made
+// The registered model `name` (InternalError listing the names if there is none): made
 // from `inputs`, or whether it reads a file.
 [[nodiscard]] std::unique_ptr<AccessModel> make_access_model(std::string_view name, const AccessModelInputs& inputs);
 [[nodiscard]] bool access_model_reads_file(std::string_view name);

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "sim/base/error.h"
 #include "sim/offload/access_model.h"
 #include "sim/offload/access_trace.h"
 #include "sim/offload/synthetic_access.h"
@@ -21,7 +22,7 @@ std::unique_ptr<AccessModel> make_synthetic(const AccessModelInputs& in) {
 }
 
 std::unique_ptr<AccessModel> make_replay(const AccessModelInputs& in) {
-  if (in.file.empty()) throw std::invalid_argument("access model replay: no trace file given");
+  if (in.file.empty()) throw InputError("access model replay: no trace file given");
   auto replay = std::make_unique<ReplayAccess>(in.file);
   if (replay->layers() != in.layers || replay->top_k() != in.top_k) {
     throw AccessTraceError(in.file, std::nullopt,

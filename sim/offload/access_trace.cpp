@@ -12,6 +12,7 @@
 #include <system_error>
 #include <utility>
 
+#include "sim/base/error.h"
 #include "sim/io/read_file.h"
 
 namespace ess {
@@ -101,7 +102,7 @@ std::string range_text(std::int64_t hi) { return "[0, " + std::to_string(hi) + "
 
 AccessTraceError::AccessTraceError(std::filesystem::path path, std::optional<std::uint64_t> offset,
                                    const std::string& message)
-    : std::runtime_error(describe(path, offset, message)),
+    : InputError(describe(path, offset, message)),
       path_(std::move(path)),
       offset_(offset),
       message_(message) {}
@@ -111,21 +112,21 @@ AccessTraceError::AccessTraceError(std::filesystem::path path, std::optional<std
 void write_access_trace(const std::filesystem::path& path, AccessModel& model, int layers,
                         int requests, std::int64_t top_k, const std::vector<TraceStep>& steps) {
   if (layers < 1 || requests < 1) {
-    throw std::invalid_argument("write_access_trace: layers and requests must be >= 1");
+    throw InternalError("write_access_trace: layers and requests must be >= 1");
   }
   if (top_k < 1 || top_k > std::numeric_limits<std::uint32_t>::max()) {
-    throw std::invalid_argument("write_access_trace: top_k must be in [1, 2^32)");
+    throw InternalError("write_access_trace: top_k must be in [1, 2^32)");
   }
   if (steps.size() > std::numeric_limits<std::uint32_t>::max()) {
-    throw std::invalid_argument("write_access_trace: too many steps");
+    throw InternalError("write_access_trace: too many steps");
   }
   for (std::size_t i = 0; i < steps.size(); ++i) {
     if (steps[i].context < 0 || steps[i].context > kMaxContext) {
-      throw std::invalid_argument("write_access_trace: context " +
-                                  std::to_string(steps[i].context) + " outside [0, 2^31)");
+      throw InternalError("write_access_trace: context " +
+                          std::to_string(steps[i].context) + " outside [0, 2^31)");
     }
     if (i > 0 && steps[i].step <= steps[i - 1].step) {
-      throw std::invalid_argument("write_access_trace: steps must increase strictly");
+      throw InternalError("write_access_trace: steps must increase strictly");
     }
   }
 
@@ -164,9 +165,9 @@ void write_access_trace(const std::filesystem::path& path, AccessModel& model, i
       for (int request = 0; request < requests; ++request) {
         model.select(ts.step, layer, request, ts.context, selected);
         if (static_cast<std::int64_t>(selected.size()) != count) {
-          throw std::logic_error("write_access_trace: model selected " +
-                                 std::to_string(selected.size()) + " entries, expected " +
-                                 std::to_string(count));
+          throw InternalError("write_access_trace: model selected " +
+                              std::to_string(selected.size()) + " entries, expected " +
+                              std::to_string(count));
         }
         put_varint(block, static_cast<std::uint64_t>(layer));
         put_varint(block, static_cast<std::uint64_t>(request));
@@ -174,8 +175,8 @@ void write_access_trace(const std::filesystem::path& path, AccessModel& model, i
         std::int64_t previous = -1;
         for (const std::int64_t p : selected) {
           if (p <= previous || p >= ts.context) {
-            throw std::logic_error("write_access_trace: model selection not ascending, unique and "
-                                   "within the context at position " + std::to_string(p));
+            throw InternalError("write_access_trace: model selection not ascending, unique and "
+                                "within the context at position " + std::to_string(p));
           }
           put_varint(block, static_cast<std::uint64_t>(previous < 0 ? p : p - previous));
           previous = p;
@@ -326,17 +327,17 @@ void ReplayAccess::select(int step, int layer, int request, std::int64_t context
   const auto it = std::lower_bound(steps_.begin(), steps_.end(), step,
                                    [](const TraceStep& s, int v) { return s.step < v; });
   if (it == steps_.end() || it->step != step) {
-    throw std::invalid_argument(path_.string() + ": step " + std::to_string(step) +
-                                " is not recorded");
+    throw InputError(path_.string() + ": step " + std::to_string(step) +
+                     " is not recorded");
   }
   if (layer < 0 || layer >= layers_ || request < 0 || request >= requests_) {
-    throw std::invalid_argument(path_.string() + ": (layer " + std::to_string(layer) +
-                                ", request " + std::to_string(request) +
-                                ") outside the recorded " + std::to_string(layers_) +
-                                " layers x " + std::to_string(requests_) + " requests");
+    throw InputError(path_.string() + ": (layer " + std::to_string(layer) +
+                     ", request " + std::to_string(request) +
+                     ") outside the recorded " + std::to_string(layers_) +
+                     " layers x " + std::to_string(requests_) + " requests");
   }
   if (context != it->context) {
-    throw std::invalid_argument(path_.string() + ": step " + std::to_string(step) +
+    throw InputError(path_.string() + ": step " + std::to_string(step) +
                                 " was recorded at context " + std::to_string(it->context) +
                                 ", asked for " + std::to_string(context));
   }

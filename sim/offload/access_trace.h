@@ -31,6 +31,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/base/error.h"
 #include "sim/offload/access_model.h"
 
 namespace ess {
@@ -38,7 +39,7 @@ namespace ess {
 // A trace file that cannot be read, is malformed, or cannot be written. The message names the file
 // and, for malformed content, the byte offset where reading failed:
 // "trace.bin: byte 41: position 40000 out of range [0, 32768)".
-class AccessTraceError : public std::runtime_error {
+class AccessTraceError : public InputError {
  public:
   AccessTraceError(std::filesystem::path path, std::optional<std::uint64_t> offset,
                    const std::string& message);
@@ -63,8 +64,8 @@ struct TraceStep {
 // Records `model`'s selections for every step in `steps` (strictly increasing; contexts in
 // [0, 2^31)), every layer in [0, layers) and request in [0, requests), calling select in file order
 // (step, then layer, then request). The file is written whole or not at all (temporary file, then
-// rename). Throws std::invalid_argument for bad arguments, std::logic_error if the model returns a
-// selection that breaks the AccessModel contract, AccessTraceError if the file cannot be written.
+// rename). Throws InternalError for bad arguments or if the model returns a selection that breaks
+// the AccessModel contract, AccessTraceError if the file cannot be written.
 void write_access_trace(const std::filesystem::path& path, AccessModel& model, int layers,
                         int requests, std::int64_t top_k, const std::vector<TraceStep>& steps);
 
@@ -78,7 +79,7 @@ class ReplayAccess final : public AccessModel {
   ReplayAccess(std::filesystem::path origin, std::string bytes);
 
   // The recorded selection. Any order of calls is accepted (replay is random access). Throws
-  // std::invalid_argument for a step, layer or request that the file does not hold, or a context
+  // InputError for a step, layer or request that the file does not hold, or a context
   // different from the recorded one.
   void select(int step, int layer, int request, std::int64_t context,
               std::vector<std::int64_t>& out) override;

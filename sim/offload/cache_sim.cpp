@@ -7,12 +7,14 @@
 #include <string>
 #include <utility>
 
+#include "sim/base/error.h"
+
 namespace ess {
 
 namespace {
 
 void require(bool ok, const std::string& message) {
-  if (!ok) throw std::invalid_argument("CacheSimConfig: " + message);
+  if (!ok) throw InternalError("CacheSimConfig: " + message);
 }
 
 
@@ -44,7 +46,7 @@ void validate(const CacheSimConfig& config) {
 }
 
 ScaledEstimate scale(double mean, double std_error, std::int64_t batch) {
-  if (batch < 0) throw std::invalid_argument("scale: negative batch " + std::to_string(batch));
+  if (batch < 0) throw InternalError("scale: negative batch " + std::to_string(batch));
   const auto b = static_cast<double>(batch);
   return {b * mean, b * std_error};
 }
@@ -115,14 +117,14 @@ void CacheSimulator::predict(int step, int layer, int request, std::int64_t cont
   in.upcoming = by_delta_ ? std::span<const std::int64_t>(delta_.added) : std::span<const std::int64_t>(selected_);
   predictor_->predict(in, predicted_);
   if (static_cast<std::int64_t>(predicted_.size()) > in.budget) {
-    throw std::logic_error("prefetch predictor \"" + predictor_name() + "\" predicted " +
-                           std::to_string(predicted_.size()) + " entries over a budget of " + std::to_string(in.budget));
+    throw InternalError("prefetch predictor \"" + predictor_name() + "\" predicted " +
+                        std::to_string(predicted_.size()) + " entries over a budget of " + std::to_string(in.budget));
   }
   for (std::size_t i = 0; i < predicted_.size(); ++i) {
     const std::int64_t p = predicted_[i];
     if (p < 0 || p >= context || (i > 0 && p <= predicted_[i - 1]) || pool.in_pool(p)) {
-      throw std::logic_error("prefetch predictor \"" + predictor_name() + "\" predicted position " + std::to_string(p) +
-                             ": predictions must be ascending, unique, in [0, context) and not in the pool");
+      throw InternalError("prefetch predictor \"" + predictor_name() + "\" predicted position " + std::to_string(p) +
+                          ": predictions must be ascending, unique, in [0, context) and not in the pool");
     }
   }
 }
@@ -158,15 +160,15 @@ std::int64_t CacheSimulator::capacity_at(std::int64_t context) const {
 
 const GpuPool& CacheSimulator::pool(int layer, int request) const {
   if (layer < 0 || layer >= config_.layers || request < 0 || request >= config_.sampled_requests) {
-    throw std::out_of_range("CacheSimulator::pool: no pool for layer " + std::to_string(layer) +
-                            ", request " + std::to_string(request));
+    throw InternalError("CacheSimulator::pool: no pool for layer " + std::to_string(layer) +
+                        ", request " + std::to_string(request));
   }
   return pools_[slot(layer, request)];
 }
 
 void CacheSimulator::warm_up(std::int64_t context) {
   if (warmed_ || stepped_) {
-    throw std::logic_error("CacheSimulator::warm_up: only once, before the first step");
+    throw InternalError("CacheSimulator::warm_up: only once, before the first step");
   }
   warmed_ = true;
   // Pool by pool: the same accesses as window by window, since pools and streams are independent.
@@ -183,8 +185,8 @@ CacheStepStats CacheSimulator::step(int step, std::int64_t context) { return ste
 
 std::vector<CacheStepStats> CacheSimulator::steps(const std::vector<int>& steps, const std::vector<std::int64_t>& contexts) {
   if (steps.size() != contexts.size()) {
-    throw std::invalid_argument("CacheSimulator::steps: " + std::to_string(steps.size()) + " steps but " +
-                                std::to_string(contexts.size()) + " contexts");
+    throw InternalError("CacheSimulator::steps: " + std::to_string(steps.size()) + " steps but " +
+                        std::to_string(contexts.size()) + " contexts");
   }
   stepped_ = true;
   predicting_ = true;

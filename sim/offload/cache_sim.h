@@ -49,7 +49,7 @@ struct CacheSimConfig {
   std::string predictor_model;  // PredictorParams::model_file (learned: its heat model file)
 };
 
-// Throws std::invalid_argument naming the field.
+// Throws InternalError naming the field (the configuration is built from checked scenario values).
 void validate(const CacheSimConfig& config);
 
 // Per layer, over the sampled requests, for one step.
@@ -86,20 +86,20 @@ struct ScaledEstimate {
 class CacheSimulator {
  public:
   // `model` must outlive the simulator and serve requests 0 .. S-1 of `config.layers` layers; its
-  // top_k must be config.top_k. Throws std::invalid_argument for a bad configuration.
+  // top_k must be config.top_k. Throws InternalError for a bad configuration.
   CacheSimulator(const CacheSimConfig& config, AccessModel& model);
   // The same with a predictor of the caller's (tests, or one not in the registry): config.predictor
   // must then be empty and config.prefetch_budget >= 1. Its predictions are checked on every access
-  // (ascending, unique, in the context, not in the pool, within the budget: std::logic_error).
+  // (ascending, unique, in the context, not in the pool, within the budget: InternalError).
   CacheSimulator(const CacheSimConfig& config, AccessModel& model, std::unique_ptr<PrefetchPredictor> predictor);
 
   // Runs the warm-up pseudo-steps -W .. -1 at contexts context-W .. context-1 (those below 1 are
   // skipped), inserting their selections into the pools without counting them. `context` is the
-  // context of the first decode step. At most once, before the first step (std::logic_error).
+  // context of the first decode step. At most once, before the first step (InternalError).
   void warm_up(std::int64_t context);
 
   // One decode step: every sampled request selects in every layer and accesses its pool. Steps
-  // must increase and contexts must not decrease (std::invalid_argument from the model or pool).
+  // must increase and contexts must not decrease (an ess::Error from the model or pool).
   CacheStepStats step(int step, std::int64_t context);
   // Several decode steps (steps[i] at contexts[i]), the same results as step() for each in turn,
   // computed pool by pool so that each pool's arrays stay in cache across the steps (the pools and

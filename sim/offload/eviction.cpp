@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "sim/base/error.h"
+
 namespace ess {
 
 std::uint32_t EvictionPolicy::renumber(PoolResidency& pool) {
@@ -22,7 +24,7 @@ std::uint32_t EvictionPolicy::renumber(PoolResidency& pool) {
 
 void EvictionPolicy::released(std::span<const std::int64_t> /*dropped*/, std::uint32_t /*tick*/,
                               const PoolResidency& /*pool*/) {
-  throw std::logic_error("EvictionPolicy::released: this policy takes no deltas (check supports_delta())");
+  throw InternalError("EvictionPolicy::released: this policy takes no deltas (check supports_delta())");
 }
 
 }  // namespace ess

@@ -79,7 +79,7 @@ class EvictionPolicy {
   // that last selected them), join the order as that access would have placed them.
   virtual void released(std::span<const std::int64_t> dropped, std::uint32_t tick, const PoolResidency& pool);
 
-  // Full check of the policy's structure against the pool (std::logic_error describing the first
+  // Full check of the policy's structure against the pool (InternalError describing the first
   // problem): every pooled entry ordered once, except those in `kept_out` (a bitmap by position of
   // the entries access_delta keeps out of the order; empty otherwise).
   virtual void check(const PoolResidency& /*pool*/, std::span<const std::uint64_t> /*kept_out*/) const {}

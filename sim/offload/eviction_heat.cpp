@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "sim/base/error.h"
 #include "sim/offload/eviction.h"
 #include "sim/offload/gpu_pool.h"
 
@@ -188,7 +189,7 @@ void HeatEviction::inserted(std::span<const std::int64_t> /*selected*/, std::spa
 }
 
 void HeatEviction::check(const PoolResidency& pool, std::span<const std::uint64_t> kept_out) const {
-  const auto fail = [](const std::string& what) { throw std::logic_error("GpuPool invariant (heat heap): " + what); };
+  const auto fail = [](const std::string& what) { throw InternalError("GpuPool invariant (heat heap): " + what); };
   for (const std::uint64_t w : kept_out) {
     if (w != 0) fail("entries kept out of the heap (heat takes no deltas)");
   }

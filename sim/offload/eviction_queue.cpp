@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "sim/base/error.h"
+
 namespace ess {
 
 namespace {
@@ -119,7 +121,7 @@ template <bool ByArrival>
 void TickQueue<ByArrival>::check(const PoolResidency& pool, std::span<const std::uint64_t> kept_out,
                                  std::string_view policy) const {
   const auto fail = [policy](const std::string& what) {
-    throw std::logic_error("GpuPool invariant (" + std::string(policy) + " queue): " + what);
+    throw InternalError("GpuPool invariant (" + std::string(policy) + " queue): " + what);
   };
   std::vector<bool> seen(pool.stamp.size(), false);
   std::int64_t live_entries = 0;

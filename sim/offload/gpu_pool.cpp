@@ -5,6 +5,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "sim/base/error.h"
+
 namespace ess {
 
 namespace {
@@ -15,10 +17,10 @@ std::string positions_message(const char* what, std::int64_t a, std::int64_t b) 
 
 void validate_capacity(std::int64_t capacity) {
   if (capacity < 1) {
-    throw std::invalid_argument("pool capacity must be >= 1 entry, got " + std::to_string(capacity));
+    throw InternalError("pool capacity must be >= 1 entry, got " + std::to_string(capacity));
   }
   if (capacity > std::numeric_limits<std::int32_t>::max()) {
-    throw std::invalid_argument("pool capacity must be < 2^31 entries, got " + std::to_string(capacity));
+    throw InternalError("pool capacity must be < 2^31 entries, got " + std::to_string(capacity));
   }
 }
 
@@ -26,12 +28,12 @@ void validate_capacity(std::int64_t capacity) {
 void validate_numbers(const PoolConfig& config) {
   validate_capacity(config.capacity);
   if (config.pinned_recent < 0) {
-    throw std::invalid_argument("pool pinned_recent must be >= 0, got " +
-                                std::to_string(config.pinned_recent));
+    throw InternalError("pool pinned_recent must be >= 0, got " +
+                        std::to_string(config.pinned_recent));
   }
   if (!(config.heat_decay > 0.0 && config.heat_decay <= 1.0)) {
-    throw std::invalid_argument("pool heat_decay must be in (0, 1], got " +
-                                std::to_string(config.heat_decay));
+    throw InternalError("pool heat_decay must be in (0, 1], got " +
+                        std::to_string(config.heat_decay));
   }
 }
 
@@ -51,7 +53,7 @@ GpuPool::GpuPool(const PoolConfig& config) : config_(config) {
 GpuPool::GpuPool(const PoolConfig& config, std::unique_ptr<EvictionPolicy> policy)
     : config_(config), policy_(std::move(policy)) {
   validate_numbers(config_);
-  if (!policy_) throw std::invalid_argument("GpuPool: no eviction policy");
+  if (!policy_) throw InternalError("GpuPool: no eviction policy");
   residency_.capacity = config_.capacity;
 }
 
@@ -107,8 +109,8 @@ void GpuPool::insert_missed(std::size_t skip) {
 std::int64_t GpuPool::evict(std::int64_t count) {
   const std::int64_t evicted = policy_->evict(count, residency_);
   if (evicted < count) {
-    throw std::logic_error("GpuPool: could evict only " + std::to_string(evicted) + " of " +
-                           std::to_string(count) + " entries");
+    throw InternalError("GpuPool: could evict only " + std::to_string(evicted) + " of " +
+                        std::to_string(count) + " entries");
   }
   return evicted;
 }
@@ -128,14 +130,14 @@ std::int64_t GpuPool::set_capacity(std::int64_t capacity) {
 void GpuPool::check_progress(std::int64_t context, int step, const char* where) const {
   const std::string who = std::string("GpuPool::") + where;
   if (context < 0 || context > std::numeric_limits<std::int32_t>::max()) {
-    throw std::invalid_argument(who + ": context " + std::to_string(context) + " outside [0, 2^31)");
+    throw InternalError(who + ": context " + std::to_string(context) + " outside [0, 2^31)");
   }
   if (started_ && context < last_context_) {
-    throw std::invalid_argument(
+    throw InputError(
         positions_message((who + ": context decreased (previous, now)").c_str(), last_context_, context));
   }
   if (started_ && step < last_step_) {
-    throw std::invalid_argument(positions_message((who + ": step decreased (previous, now)").c_str(), last_step_, step));
+    throw InternalError(positions_message((who + ": step decreased (previous, now)").c_str(), last_step_, step));
   }
 }
 
@@ -149,8 +151,8 @@ std::int64_t GpuPool::missed_runs() const {
 
 void GpuPool::check_size() const {
   if (residency_.size > config_.capacity) {
-    throw std::logic_error("GpuPool invariant: pool holds " + std::to_string(residency_.size) +
-                           " entries, capacity " + std::to_string(config_.capacity));
+    throw InternalError("GpuPool invariant: pool holds " + std::to_string(residency_.size) +
+                        " entries, capacity " + std::to_string(config_.capacity));
   }
 }
 
@@ -160,12 +162,12 @@ AccessResult GpuPool::access(const std::vector<std::int64_t>& selected, std::int
   check_progress(context, step, "access");
   for (std::size_t i = 0; i < selected.size(); ++i) {
     if (selected[i] < 0 || selected[i] >= context) {
-      throw std::invalid_argument("GpuPool::access: selected position " +
-                                  std::to_string(selected[i]) + " outside [0, " +
-                                  std::to_string(context) + ")");
+      throw InternalError("GpuPool::access: selected position " +
+                          std::to_string(selected[i]) + " outside [0, " +
+                          std::to_string(context) + ")");
     }
     if (i > 0 && selected[i] <= selected[i - 1]) {
-      throw std::invalid_argument(positions_message(
+      throw InternalError(positions_message(
           "GpuPool::access: selection not strictly ascending at", selected[i - 1], selected[i]));
     }
   }
@@ -173,9 +175,9 @@ AccessResult GpuPool::access(const std::vector<std::int64_t>& selected, std::int
   const auto unpinned = static_cast<std::size_t>(
       std::lower_bound(selected.begin(), selected.end(), pin_start) - selected.begin());
   if (static_cast<std::int64_t>(unpinned) > config_.capacity) {
-    throw std::invalid_argument("GpuPool::access: " + std::to_string(unpinned) +
-                                " selected entries outside the pinned window exceed the pool "
-                                "capacity of " + std::to_string(config_.capacity));
+    throw InternalError("GpuPool::access: " + std::to_string(unpinned) +
+                        " selected entries outside the pinned window exceed the pool "
+                        "capacity of " + std::to_string(config_.capacity));
   }
 
   enter(Mode::full);
@@ -225,14 +227,14 @@ AccessResult GpuPool::access(const std::vector<std::int64_t>& selected, std::int
   check_size();
   for (std::size_t i = 0; i < unpinned; ++i) {
     if (stamp[static_cast<std::size_t>(selected[i])] != tick) {
-      throw std::logic_error("GpuPool invariant: selected position " + std::to_string(selected[i]) +
-                             " is not resident after the access");
+      throw InternalError("GpuPool invariant: selected position " + std::to_string(selected[i]) +
+                          " is not resident after the access");
     }
   }
   if (result.hits + result.misses != static_cast<std::int64_t>(selected.size())) {
-    throw std::logic_error("GpuPool invariant: hits " + std::to_string(result.hits) +
-                           " + misses " + std::to_string(result.misses) + " != selected " +
-                           std::to_string(selected.size()));
+    throw InternalError("GpuPool invariant: hits " + std::to_string(result.hits) +
+                        " + misses " + std::to_string(result.misses) + " != selected " +
+                        std::to_string(selected.size()));
   }
 
   if (missed != nullptr) missed->assign(scratch_missed_.begin(), scratch_missed_.end());
@@ -241,7 +243,7 @@ AccessResult GpuPool::access(const std::vector<std::int64_t>& selected, std::int
 
 void GpuPool::enter(Mode mode) {
   if (mode_ != Mode::unused && mode_ != mode) {
-    throw std::logic_error("GpuPool: access() and access_delta() calls mixed on one pool");
+    throw InternalError("GpuPool: access() and access_delta() calls mixed on one pool");
   }
   mode_ = mode;
 }
@@ -250,7 +252,7 @@ AccessResult GpuPool::access_delta(const SelectionDelta& delta, std::int64_t con
                                    std::vector<std::int64_t>* missed) {
   // ---- preconditions (caller errors) ----
   if (!takes_delta()) {
-    throw std::invalid_argument(
+    throw InternalError(
         "GpuPool::access_delta: only for a pool whose eviction policy supports deltas, without a pinned window "
         "(this one: " + config_.policy + (policy_->supports_delta() ? "" : ", no deltas") + ", pinned_recent " +
         std::to_string(config_.pinned_recent) + ")");
@@ -267,16 +269,16 @@ AccessResult GpuPool::access_delta(const SelectionDelta& delta, std::int64_t con
   const auto check = [&](const std::vector<std::int64_t>& list, const char* name, bool selected) {
     for (std::size_t i = 0; i < list.size(); ++i) {
       if (list[i] < 0 || list[i] >= context) {
-        throw std::invalid_argument("GpuPool::access_delta: " + std::string(name) + " position " +
-                                    std::to_string(list[i]) + " outside [0, " + std::to_string(context) + ")");
+        throw InternalError("GpuPool::access_delta: " + std::string(name) + " position " +
+                            std::to_string(list[i]) + " outside [0, " + std::to_string(context) + ")");
       }
       if (i > 0 && list[i] <= list[i - 1]) {
-        throw std::invalid_argument(positions_message(
+        throw InternalError(positions_message(
             (std::string("GpuPool::access_delta: ") + name + " not strictly ascending at").c_str(), list[i - 1],
             list[i]));
       }
       if (static_cast<bool>(is_selected(list[i])) != selected) {
-        throw std::invalid_argument("GpuPool::access_delta: " + std::string(name) + " position " +
+        throw InternalError("GpuPool::access_delta: " + std::string(name) + " position " +
                                     std::to_string(list[i]) + (selected ? " was not" : " was already") +
                                     " selected by the previous access");
       }
@@ -287,13 +289,13 @@ AccessResult GpuPool::access_delta(const SelectionDelta& delta, std::int64_t con
   const std::int64_t count = selected_count_ - static_cast<std::int64_t>(delta.removed.size()) +
                              static_cast<std::int64_t>(delta.added.size());
   if (count != delta.selected) {
-    throw std::invalid_argument("GpuPool::access_delta: the change leaves " + std::to_string(count) +
-                                " entries selected, the delta says " + std::to_string(delta.selected));
+    throw InternalError("GpuPool::access_delta: the change leaves " + std::to_string(count) +
+                        " entries selected, the delta says " + std::to_string(delta.selected));
   }
   if (count > config_.capacity) {
-    throw std::invalid_argument("GpuPool::access_delta: " + std::to_string(count) +
-                                " selected entries exceed the pool capacity of " +
-                                std::to_string(config_.capacity));
+    throw InternalError("GpuPool::access_delta: " + std::to_string(count) +
+                        " selected entries exceed the pool capacity of " +
+                        std::to_string(config_.capacity));
   }
 
   started_ = true;
@@ -307,7 +309,7 @@ AccessResult GpuPool::access_delta(const SelectionDelta& delta, std::int64_t con
   for (const std::int64_t p : delta.removed) {
     const auto i = static_cast<std::size_t>(p);
     if (stamp[i] == 0) {
-      throw std::logic_error("GpuPool invariant: selected position " + std::to_string(p) + " is not resident");
+      throw InternalError("GpuPool invariant: selected position " + std::to_string(p) + " is not resident");
     }
     selected_bits_[i >> 6] &= ~(std::uint64_t{1} << (i & 63));
     stamp[i] = previous;
@@ -340,8 +342,8 @@ AccessResult GpuPool::access_delta(const SelectionDelta& delta, std::int64_t con
   check_size();
   for (const std::int64_t p : delta.added) {
     if (stamp[static_cast<std::size_t>(p)] != tick) {
-      throw std::logic_error("GpuPool invariant: selected position " + std::to_string(p) +
-                             " is not resident after the access");
+      throw InternalError("GpuPool invariant: selected position " + std::to_string(p) +
+                          " is not resident after the access");
     }
   }
   if (missed != nullptr) missed->assign(scratch_missed_.begin(), scratch_missed_.end());
@@ -349,7 +351,7 @@ AccessResult GpuPool::access_delta(const SelectionDelta& delta, std::int64_t con
 }
 
 void GpuPool::check_invariants() const {
-  auto fail = [](const std::string& what) { throw std::logic_error("GpuPool invariant: " + what); };
+  auto fail = [](const std::string& what) { throw InternalError("GpuPool invariant: " + what); };
   const std::vector<std::uint32_t>& stamp = residency_.stamp;
   if (residency_.size > config_.capacity) {
     fail("pool holds " + std::to_string(residency_.size) + " entries, capacity " + std::to_string(config_.capacity));

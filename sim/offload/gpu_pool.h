@@ -34,8 +34,9 @@ struct PoolConfig {
   double heat_decay = 1.0;
 };
 
-// Throws std::invalid_argument naming the field for a capacity < 1, a negative pinned window, a
-// heat_decay outside (0, 1] or a policy name that is not registered (listing the registered ones).
+// Throws InternalError (the values come from a checked scenario) naming the field for a
+// capacity < 1, a negative pinned window, a heat_decay outside (0, 1] or a policy name that is not
+// registered (listing the registered ones).
 void validate(const PoolConfig& config);
 
 struct AccessResult {
@@ -48,7 +49,7 @@ struct AccessResult {
 
 class GpuPool {
  public:
-  // The registered policy config.policy. Throws std::invalid_argument (see validate) for a bad
+  // The registered policy config.policy. Throws InternalError (see validate) for a bad
   // configuration.
   explicit GpuPool(const PoolConfig& config);
   // A pool evicting by `policy` (e.g. one not registered, for tests); config.policy only names it
@@ -59,7 +60,8 @@ class GpuPool {
   // [0, context). `context` and `step` must not decrease from one call to the next (several
   // accesses in one step are allowed; heat decays once per step of difference). The number of
   // selected positions outside the pinned window must not exceed the capacity, since attention
-  // reads all of them from GPU memory. Violations throw std::invalid_argument.
+  // reads all of them from GPU memory. Violations throw InternalError (the callers guarantee
+  // them), except a context that decreases: InputError, as a recorded trace's contexts can.
   //
   // One batch: hits are looked up, entries are evicted as needed (never one selected now), the
   // misses are inserted. Entries selected together count as selected in position order, whether
@@ -67,7 +69,7 @@ class GpuPool {
   // smaller one on the same selections). Afterwards every selected entry is resident. If `missed`
   // is not null it receives the missed positions, ascending.
   //
-  // Invariants checked on every call, in release builds too (std::logic_error if violated): the
+  // Invariants checked on every call, in release builds too (InternalError if violated): the
   // pool never holds more than its capacity; every selected entry is resident after the access;
   // misses == selected - hits.
   AccessResult access(const std::vector<std::int64_t>& selected, std::int64_t context, int step,
@@ -81,7 +83,7 @@ class GpuPool {
   // selections, at O(change) instead of O(selected): an entry selected at consecutive accesses is
   // not touched, and joins the eviction queue (stamped with the access that last selected it)
   // only when a later access drops it. A pool takes access() or access_delta() calls, never both.
-  // Errors as access() (std::invalid_argument), plus a policy without deltas or a pinned window.
+  // Errors as access() (InternalError), plus a policy without deltas or a pinned window.
   AccessResult access_delta(const SelectionDelta& delta, std::int64_t context, int step,
                             std::vector<std::int64_t>* missed = nullptr);
 
@@ -104,7 +106,7 @@ class GpuPool {
 
   // Full consistency check, O(pool + context): the pooled positions number size() <= capacity,
   // and the policy's order (EvictionPolicy::check: the lru/fifo queue, the heat heap) holds each of
-  // them exactly once, in a valid order. Throws std::logic_error describing the first problem.
+  // them exactly once, in a valid order. Throws InternalError describing the first problem.
   // access() runs the cheaper per-access checks.
   void check_invariants() const;
 

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/base/error.h"
 #include "sim/io/read_file.h"
 #include "sim/io/sha256.h"
 #include "sim/offload/predictor_support.h"
@@ -96,8 +97,8 @@ void HeatHistory::recent(int step, std::vector<std::int64_t>& out) const {
 
 HeatState::HeatState(int layers, int requests) : layers_(layers), requests_(requests) {
   if (layers < 1 || requests < 1) {
-    throw std::invalid_argument("HeatState: layers and requests must be >= 1, got " + std::to_string(layers) + " and " +
-                                std::to_string(requests));
+    throw InternalError("HeatState: layers and requests must be >= 1, got " + std::to_string(layers) + " and " +
+                        std::to_string(requests));
   }
   histories_.resize(static_cast<std::size_t>(layers) * static_cast<std::size_t>(requests));
 }
@@ -105,8 +106,8 @@ HeatState::HeatState(int layers, int requests) : layers_(layers), requests_(requ
 void HeatState::candidates(const PredictionInput& in, std::int64_t newest, std::vector<std::int64_t>& positions,
                            std::vector<HeatFeatures>& features) const {
   if (in.layer < 0 || in.layer >= layers_ || in.request < 0 || in.request >= requests_) {
-    throw std::invalid_argument("learned predictor: no pool for layer " + std::to_string(in.layer) + ", request " +
-                                std::to_string(in.request));
+    throw InternalError("learned predictor: no pool for layer " + std::to_string(in.layer) + ", request " +
+                        std::to_string(in.request));
   }
   const HeatHistory& history =
       histories_[static_cast<std::size_t>(in.layer) * static_cast<std::size_t>(requests_) + static_cast<std::size_t>(in.request)];
@@ -141,8 +142,8 @@ void HeatState::candidates(const PredictionInput& in, std::int64_t newest, std::
 
 void HeatState::observe(const AccessObservation& seen) {
   if (seen.layer < 0 || seen.layer >= layers_ || seen.request < 0 || seen.request >= requests_) {
-    throw std::invalid_argument("learned predictor: no pool for layer " + std::to_string(seen.layer) + ", request " +
-                                std::to_string(seen.request));
+    throw InternalError("learned predictor: no pool for layer " + std::to_string(seen.layer) + ", request " +
+                        std::to_string(seen.request));
   }
   histories_[static_cast<std::size_t>(seen.layer) * static_cast<std::size_t>(requests_) + static_cast<std::size_t>(seen.request)]
       .observe(seen.step, seen.missed);
@@ -181,8 +182,8 @@ void heat_rank(const HeatModel& model, std::span<const std::int64_t> positions, 
                std::int64_t budget, std::vector<std::int64_t>& out) {
   out.clear();
   if (positions.size() != probabilities.size()) {
-    throw std::invalid_argument("heat_rank: " + std::to_string(positions.size()) + " positions but " +
-                                std::to_string(probabilities.size()) + " probabilities");
+    throw InternalError("heat_rank: " + std::to_string(positions.size()) + " positions but " +
+                        std::to_string(probabilities.size()) + " probabilities");
   }
   thread_local std::vector<std::size_t> passing;
   passing.clear();
@@ -204,7 +205,7 @@ void heat_rank(const HeatModel& model, std::span<const std::int64_t> positions, 
 // --- The model file ----------------------------------------------------------------------------
 
 HeatModelError::HeatModelError(std::filesystem::path path, std::string pointer, const std::string& message)
-    : std::invalid_argument(path.string() + ": " + (pointer.empty() ? "" : pointer + ": ") + message),
+    : InputError(path.string() + ": " + (pointer.empty() ? "" : pointer + ": ") + message),
       path_(std::move(path)),
       pointer_(std::move(pointer)),
       message_(message) {}

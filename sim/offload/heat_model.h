@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/base/error.h"
 #include "sim/offload/prefetch.h"
 
 namespace ess {
@@ -174,9 +175,8 @@ void heat_rank(const HeatModel& model, std::span<const std::int64_t> positions, 
 
 // A model file that cannot be read or is malformed: the file, the JSON pointer of the value at
 // fault ("" for the whole document) and what was expected, e.g.
-// "model.json: /weights/2: expected a finite number, got \"x\"". An std::invalid_argument, so that
-// the command line reports it as bad input (exit 2).
-class HeatModelError : public std::invalid_argument {
+// "model.json: /weights/2: expected a finite number, got \"x\"". Bad input (exit 2).
+class HeatModelError : public InputError {
  public:
   HeatModelError(std::filesystem::path path, std::string pointer, const std::string& message);
   [[nodiscard]] const std::filesystem::path& path() const { return path_; }

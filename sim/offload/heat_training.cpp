@@ -9,6 +9,7 @@
 
 #include <Eigen/Dense>
 
+#include "sim/base/error.h"
 #include "sim/base/rng.h"
 #include "sim/io/read_file.h"
 #include "sim/io/sha256.h"
@@ -37,13 +38,13 @@ double sigmoid(double z) { return 1.0 / (1.0 + std::exp(-z)); }
 }  // namespace
 
 LogisticFit fit_logistic(std::span<const HeatSample> samples, double l2) {
-  if (samples.empty()) throw std::invalid_argument("fit_logistic: no samples");
-  if (!(l2 >= 0.0) || !std::isfinite(l2)) throw std::invalid_argument("fit_logistic: the L2 penalty must be >= 0");
+  if (samples.empty()) throw InternalError("fit_logistic: no samples");
+  if (!(l2 >= 0.0) || !std::isfinite(l2)) throw InternalError("fit_logistic: the L2 penalty must be >= 0");
   LogisticFit fit;
   double total = 0.0;
   double positive = 0.0;
   for (const HeatSample& s : samples) {
-    if (!(s.weight > 0.0) || !std::isfinite(s.weight)) throw std::invalid_argument("fit_logistic: sample weights must be > 0");
+    if (!(s.weight > 0.0) || !std::isfinite(s.weight)) throw InternalError("fit_logistic: sample weights must be > 0");
     total += s.weight;
     if (s.label) positive += s.weight;
     for (std::size_t i = 0; i < kHeatFeatureCount; ++i) fit.mean[i] += s.weight * s.x[i];
@@ -140,7 +141,7 @@ Trace read_trace(const std::string& file, double holdout) {
       t.contexts.push_back(s.context);
     }
   }
-  const auto fail = [&](const std::string& message) { throw std::invalid_argument(file + ": " + message); };
+  const auto fail = [&](const std::string& message) { throw InputError(file + ": " + message); };
   if (t.steps.size() < 2) {
     fail("has " + std::to_string(t.steps.size()) + " decode steps (steps >= 0); training needs at least 2, one held out");
   }
@@ -345,7 +346,7 @@ void replay(const Trace& trace, const HeatTrainingOptions& options, PassSink& si
 }
 
 void check(const HeatTrainingOptions& o) {
-  const auto fail = [](const std::string& m) { throw std::invalid_argument("train-predictor: " + m); };
+  const auto fail = [](const std::string& m) { throw InternalError("train-predictor: " + m); };
   if (!(o.holdout > 0.0 && o.holdout < 1.0)) fail("the held-out fraction must be in (0, 1)");
   if (o.budget < 1) fail("the budget must be >= 1");
   if ((o.pool_ratio != 0.0) == (o.pool_entries != 0)) fail("give exactly one of a pool ratio and pool entries");
@@ -359,7 +360,7 @@ void check(const HeatTrainingOptions& o) {
 
 HeatModel train_heat_model(const std::vector<std::string>& files, const HeatTrainingOptions& options) {
   check(options);
-  if (files.empty()) throw std::invalid_argument("train-predictor: no trace given");
+  if (files.empty()) throw InternalError("train-predictor: no trace given");
   std::vector<Trace> traces;
   for (const auto& f : files) traces.push_back(read_trace(f, options.holdout));
 
@@ -372,9 +373,9 @@ HeatModel train_heat_model(const std::vector<std::string>& files, const HeatTrai
            "pass 1 of 2 (training samples)");
   }
   if (collect.positives == 0 || collect.positives == static_cast<std::int64_t>(collect.samples.size())) {
-    throw std::invalid_argument("train-predictor: the training steps give " + std::to_string(collect.positives) +
-                                " positive samples of " + std::to_string(collect.samples.size()) +
-                                "; a model needs both misses and non-misses among the candidates");
+    throw InputError("train-predictor: the training steps give " + std::to_string(collect.positives) +
+                     " positive samples of " + std::to_string(collect.samples.size()) +
+                     "; a model needs both misses and non-misses among the candidates");
   }
   const LogisticFit fit = fit_logistic(collect.samples, options.l2);
   HeatModel model;

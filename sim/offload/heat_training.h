@@ -47,8 +47,8 @@ struct LogisticFit {
 // Weighted logistic regression of label on the normalised features, L2 penalty `l2` (>= 0) on the
 // weights (not the bias), by Newton's method (iteratively reweighted least squares, Eigen's LDLT)
 // until no parameter moves by more than 1e-9 (at most 100 iterations). Deterministic: the same
-// samples in the same order give the same bits. std::invalid_argument without samples, with a
-// non-positive weight or a negative penalty.
+// samples in the same order give the same bits. InternalError without samples, with a
+// non-positive weight or a negative penalty (train_heat_model checks its inputs first).
 [[nodiscard]] LogisticFit fit_logistic(std::span<const HeatSample> samples, double l2);
 
 struct HeatTrainingOptions {
@@ -64,9 +64,9 @@ struct HeatTrainingOptions {
 };
 
 // Trains on the traces (paths, in order). Throws AccessTraceError for an unreadable or malformed
-// trace, std::invalid_argument naming the file for a trace that cannot be trained on (warm-up steps
-// other than -W..-1 at contexts C-W..C-1, fewer than 2 decode steps, no training samples) or for
-// bad options.
+// trace, InputError naming the file for a trace that cannot be trained on (warm-up steps other than
+// -W..-1 at contexts C-W..C-1, fewer than 2 decode steps, no training samples), InternalError for
+// bad options (the command line checks them first).
 [[nodiscard]] HeatModel train_heat_model(const std::vector<std::string>& traces, const HeatTrainingOptions& options);
 
 }  // namespace ess

@@ -92,7 +92,7 @@ using OverlapFactory = std::unique_ptr<OverlapPolicy> (*)();
 
 // Every overlap policy, in registry order (overlap_registry.cpp).
 [[nodiscard]] std::span<const Registered<OverlapFactory>> overlap_policies();
-// The registry index of `name`; std::invalid_argument listing the choices otherwise.
+// The registry index of `name`; InternalError listing the choices otherwise.
 [[nodiscard]] std::size_t overlap_index(std::string_view name);
 // One instance of every registered policy, by registry index (they are stateless).
 [[nodiscard]] const std::vector<std::unique_ptr<OverlapPolicy>>& overlap_instances();

@@ -1,5 +1,6 @@
 // auto: per layer and step, the concrete policy whose estimate (cost models alone, no contention)
 // is fastest for this layer's misses; ties go to the earlier registry line (the simpler policy).
+#include "sim/base/error.h"
 #include "sim/offload/overlap.h"
 
 #include <stdexcept>
@@ -22,7 +23,7 @@ class AutoOverlap final : public OverlapPolicy {
         best_time = t;
       }
     }
-    if (best == self) throw std::logic_error("auto overlap: no concrete overlap policy is registered");
+    if (best == self) throw InternalError("auto overlap: no concrete overlap policy is registered");
     return policies[best]->resolve(best, costs);
   }
   [[nodiscard]] bool chooses_another() const override { return true; }
@@ -35,7 +36,7 @@ class AutoOverlap final : public OverlapPolicy {
     return policies[resolve(self, costs)]->estimate(costs);
   }
   [[nodiscard]] std::vector<OverlapPiece> pieces(const AttentionCosts& /*costs*/) const override {
-    throw std::logic_error("auto overlap: pieces() of an unresolved policy");
+    throw InternalError("auto overlap: pieces() of an unresolved policy");
   }
 };
 

@@ -5,6 +5,7 @@
 // simulation shows a predictor (the pool before each access, the fetches after it).
 #include <string>
 
+#include "sim/base/error.h"
 #include "sim/offload/heat_model.h"
 #include "sim/offload/predictor_support.h"
 
@@ -40,8 +41,8 @@ class LearnedPredictor final : public PrefetchPredictor {
 
 std::unique_ptr<PrefetchPredictor> make_learned_predictor(const PredictorParams& params) {
   if (params.model_file.empty()) {
-    throw std::invalid_argument("prefetch predictor \"learned\" needs a heat model file (cache.prefetch.model, "
-                                "written by ess-sim train-predictor)");
+    throw InternalError("prefetch predictor \"learned\" needs a heat model file (cache.prefetch.model, "
+                        "written by ess-sim train-predictor)");
   }
   return std::make_unique<LearnedPredictor>(params, load_heat_model(params.model_file));
 }

@@ -20,6 +20,8 @@
 #include <string_view>
 #include <vector>
 
+#include "sim/base/error.h"
+
 namespace ess {
 
 // One line of a registry: the policy's name, a one-line summary for the docs and `ess-sim
@@ -50,16 +52,16 @@ template <typename Factory>
   return nullptr;
 }
 
-// The line called `name`; std::invalid_argument naming the kind and listing the choices otherwise
-// (the scenario loader checks names first, with "did you mean", so this is for programmatic use).
+// The line called `name`; InternalError naming the kind and listing the choices otherwise (the
+// scenario loader checks names first, with "did you mean", so an unknown name here is a bug).
 template <typename Factory>
 [[nodiscard]] const Registered<Factory>& registered(std::span<const Registered<Factory>> registry,
                                                     std::string_view kind, std::string_view name) {
   if (const auto* r = find_registered(registry, name)) return *r;
   std::string choices;
   for (const auto& r : registry) choices += (choices.empty() ? "" : ", ") + std::string(r.name);
-  throw std::invalid_argument("unknown " + std::string(kind) + " policy \"" + std::string(name) +
-                              "\"; expected one of " + choices);
+  throw InternalError("unknown " + std::string(kind) + " policy \"" + std::string(name) +
+                      "\"; expected one of " + choices);
 }
 
 }  // namespace ess

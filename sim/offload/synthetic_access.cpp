@@ -8,12 +8,14 @@
 #include <string>
 #include <utility>
 
+#include "sim/base/error.h"
+
 namespace ess {
 
 namespace {
 
 void require(bool ok, const std::string& message) {
-  if (!ok) throw std::invalid_argument("SyntheticAccessParams: " + message);
+  if (!ok) throw InternalError("SyntheticAccessParams: " + message);
 }
 
 bool in_unit(double v) { return v >= 0.0 && v <= 1.0; }
@@ -125,24 +127,24 @@ std::size_t word_of(std::int64_t p) { return static_cast<std::size_t>(p >> 6); }
 
 SyntheticAccess::Stream& SyntheticAccess::advance(int step, int layer, int request, std::int64_t context) {
   if (layer < 0 || layer >= params_.layers) {
-    throw std::invalid_argument("SyntheticAccess: layer " + std::to_string(layer) +
-                                " outside [0, " + std::to_string(params_.layers) + ")");
+    throw InternalError("SyntheticAccess: layer " + std::to_string(layer) +
+                        " outside [0, " + std::to_string(params_.layers) + ")");
   }
   if (request < 0) {
-    throw std::invalid_argument("SyntheticAccess: negative request " + std::to_string(request));
+    throw InternalError("SyntheticAccess: negative request " + std::to_string(request));
   }
   if (context < 0 || context > std::numeric_limits<std::int32_t>::max()) {
-    throw std::invalid_argument("SyntheticAccess: context " + std::to_string(context) +
-                                " outside [0, 2^31)");
+    throw InternalError("SyntheticAccess: context " + std::to_string(context) +
+                        " outside [0, 2^31)");
   }
   Stream& s = stream(layer, request);
   previous_window_begin_ = s.started ? s.window_begin : 0;
   previous_window_end_ = s.started ? s.window_end : 0;
   if (s.started && step <= s.last_step) {
-    throw std::invalid_argument("SyntheticAccess: step " + std::to_string(step) +
-                                " after step " + std::to_string(s.last_step) + " for layer " +
-                                std::to_string(layer) + ", request " + std::to_string(request) +
-                                " (steps must increase)");
+    throw InternalError("SyntheticAccess: step " + std::to_string(step) +
+                        " after step " + std::to_string(s.last_step) + " for layer " +
+                        std::to_string(layer) + ", request " + std::to_string(request) +
+                        " (steps must increase)");
   }
   s.started = true;
   s.last_step = step;

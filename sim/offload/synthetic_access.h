@@ -61,7 +61,8 @@ struct SyntheticAccessParams {
   std::vector<VolatileLayer> volatile_layers{{0.0, 0.47}, {0.25, 0.60}, {0.60, 0.52}, {0.90, 0.70}};
 };
 
-// Throws std::invalid_argument naming the field for a value out of range (layers < 1, top_k < 1,
+// Throws InternalError (the scenario loader checks the values first) naming the field for a value
+// out of range (layers < 1, top_k < 1,
 // negative window or exponent, a retention outside [0, 1] or a list of the wrong length).
 void validate(const SyntheticAccessParams& params);
 
@@ -73,7 +74,7 @@ void validate(const SyntheticAccessParams& params);
 
 class SyntheticAccess final : public AccessModel {
  public:
-  // Throws std::invalid_argument (see validate).
+  // Throws InternalError (see validate).
   explicit SyntheticAccess(SyntheticAccessParams params);
 
   // See AccessModel::select. Steps need not be consecutive; "the previous step" is the previous

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "sim/base/error.h"
 #include "sim/config/config_error.h"
 
 namespace ess {
@@ -58,7 +59,7 @@ Scenario prefill_instance_scenario(const Scenario& serving, std::int64_t tokens,
 }
 
 PrefillTablePoint prefill_table_point(std::int64_t tokens, std::int64_t prompt) {
-  if (tokens < 1 || prompt < 1) throw std::invalid_argument("prefill_table_point: tokens and prompt must be >= 1");
+  if (tokens < 1 || prompt < 1) throw InternalError("prefill_table_point: tokens and prompt must be >= 1");
   if (tokens >= prompt) return {prompt, 0};
   const std::int64_t cached = (prompt - tokens) / 2;
   return {cached + tokens, cached};
@@ -81,7 +82,7 @@ CacheTransfer cache_transfer(const Scenario& s, const ServingMemory& memory, std
 PrefillPoolRun run_prefill_pool(const Scenario& s, const std::vector<Request>& requests, const StepTable& table,
                                 const ServingMemory& memory) {
   if (!s.serving || !s.serving->prefill.disaggregated()) {
-    throw std::logic_error("run_prefill_pool: the scenario has no disaggregated prefill");
+    throw InternalError("run_prefill_pool: the scenario has no disaggregated prefill");
   }
   const PrefillPoolConfig& cfg = s.serving->prefill;
   const int per_instance = cfg.nodes_per_instance * s.hardware.gpu.count;
@@ -118,7 +119,7 @@ PrefillPoolRun run_prefill_pool(const Scenario& s, const std::vector<Request>& r
       run.tokens += static_cast<double>(taken);
     }
     const double time = table.at(static_cast<double>(most), prompts / static_cast<double>(pieces)).time;
-    if (!(time > 0.0)) throw std::logic_error("prefill pool: a step of " + std::to_string(most) + " tokens took no time");
+    if (!(time > 0.0)) throw InternalError("prefill pool: a step of " + std::to_string(most) + " tokens took no time");
     const double end = t + time;
     for (const std::size_t r : finished) {
       PrefillOutcome& o = run.requests[r];
@@ -182,7 +183,7 @@ PrefillPoolRun run_prefill_pool(const Scenario& s, const std::vector<Request>& r
     step(instances[soonest], soonest_t);
   }
   for (std::size_t i = 0; i < requests.size(); ++i) {
-    if (run.requests[i].ready < 0) throw std::logic_error("prefill pool: request " + std::to_string(requests[i].id) + " never finished");
+    if (run.requests[i].ready < 0) throw InternalError("prefill pool: request " + std::to_string(requests[i].id) + " never finished");
   }
   return run;
 }

@@ -5,6 +5,7 @@
 #include <deque>
 #include <stdexcept>
 
+#include "sim/base/error.h"
 #include "sim/config/config_error.h"
 #include "sim/config/quantity.h"
 #include "sim/base/rng.h"
@@ -113,7 +114,7 @@ Loop::Loop(const Scenario& s, const std::vector<Request>& requests, const StepMo
       accept_root_(acceptance_seed(s.seed)),
       power_(s.hardware.gpu.power) {
   if (cfg_.prefill.colocated() != (chunks != nullptr)) {
-    throw std::logic_error("run_serving: colocated prefill needs the chunk model, and only it");
+    throw InternalError("run_serving: colocated prefill needs the chunk model, and only it");
   }
   // A request no empty GPU can hold would wait forever: bad input, named before the run.
   for (const auto& r : requests) {
@@ -136,7 +137,7 @@ Loop::Loop(const Scenario& s, const std::vector<Request>& requests, const StepMo
   sent_ = static_cast<std::size_t>(first_unsent - requests.begin());
   if (!std::all_of(first_unsent, requests.end(), unsent) ||
       (sent_ < requests.size() && (!cfg_.arrivals.closed_loop() || sent_ == 0))) {
-    throw std::logic_error("run_serving: requests not sent yet must come last, in a closed loop that sent some");
+    throw InternalError("run_serving: requests not sent yet must come last, in a closed loop that sent some");
   }
 
   double context_sum = 0.0;
@@ -388,7 +389,7 @@ ServingRun Loop::run() {
     admit(t);
     if (active_.empty() && prefilling_.empty()) {
       if (!queue_.empty()) {
-        throw std::logic_error("serving: the queue's head cannot be admitted to an empty node (checked before the run)");
+        throw InternalError("serving: the queue's head cannot be admitted to an empty node (checked before the run)");
       }
       if (next >= sent_) break;
       const double gap = run_.requests[next].request.arrival - t;
@@ -410,7 +411,7 @@ ServingRun Loop::run() {
 
 ServingRun run_serving(const Scenario& s, const std::vector<Request>& requests, const StepModel& model,
                        const ServingMemory& memory, const ChunkModel* chunks) {
-  if (!s.serving) throw std::logic_error("run_serving: the scenario has no serving section");
+  if (!s.serving) throw InternalError("run_serving: the scenario has no serving section");
   return Loop(s, requests, model, memory, chunks).run();
 }
 

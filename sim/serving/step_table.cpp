@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "sim/base/error.h"
+
 namespace ess {
 
 namespace {
@@ -19,9 +21,9 @@ std::pair<std::size_t, double> locate(const std::vector<std::int64_t>& axis, dou
 }
 
 void check_axis(const std::vector<std::int64_t>& axis, const char* name) {
-  if (axis.empty()) throw std::invalid_argument(std::string("StepTable: no ") + name);
+  if (axis.empty()) throw InternalError(std::string("StepTable: no ") + name);
   for (std::size_t i = 1; i < axis.size(); ++i) {
-    if (axis[i] <= axis[i - 1]) throw std::invalid_argument(std::string("StepTable: ") + name + " must increase");
+    if (axis[i] <= axis[i - 1]) throw InternalError(std::string("StepTable: ") + name + " must increase");
   }
 }
 
@@ -31,7 +33,7 @@ StepTable::StepTable(std::vector<std::int64_t> batches, std::vector<std::int64_t
     : batches_(std::move(batches)), contexts_(std::move(contexts)), points_(std::move(points)) {
   check_axis(batches_, "batches");
   check_axis(contexts_, "contexts");
-  if (points_.size() != batches_.size() * contexts_.size()) throw std::invalid_argument("StepTable: points do not match the grid");
+  if (points_.size() != batches_.size() * contexts_.size()) throw InternalError("StepTable: points do not match the grid");
 }
 
 StepPoint StepTable::at(double batch, double context) const {
@@ -53,14 +55,14 @@ StepPoint StepModel::at(double batch, double context, double offloaded_share) co
   if (!offload) return gpu.at(batch, context);
   const StepPoint o = offload->at(batch, context);
   if (offloaded_share >= 1.0) return o;
-  if (gpu.empty()) throw std::logic_error("StepModel: GPU-only requests in a batch, but no GPU-only table was built");
+  if (gpu.empty()) throw InternalError("StepModel: GPU-only requests in a batch, but no GPU-only table was built");
   const StepPoint g = gpu.at(batch, context);
   const double f = std::max(0.0, offloaded_share);
   return {g.time + f * (o.time - g.time), g.utilization + f * (o.utilization - g.utilization)};
 }
 
 ChunkCost ChunkModel::added(double batch, double tokens, double cached) const {
-  if (slices.empty()) throw std::logic_error("ChunkModel: no slices");
+  if (slices.empty()) throw InternalError("ChunkModel: no slices");
   if (tokens <= 0.0) return {};
   const auto added_at = [&](const ChunkSlice& sl, double t, double c) {
     const StepPoint m = sl.table.at(t, c);

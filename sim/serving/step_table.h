@@ -24,7 +24,7 @@ class StepTable {
  public:
   StepTable() = default;
   // `points` row-major: points[i * contexts.size() + j] at (batches[i], contexts[j]). Both axes
-  // strictly increasing and non-empty; std::invalid_argument otherwise.
+  // strictly increasing and non-empty; InternalError otherwise.
   StepTable(std::vector<std::int64_t> batches, std::vector<std::int64_t> contexts, std::vector<StepPoint> points);
 
   // Bilinear in (batch, context); outside the grid the nearest edge value (clamped).

@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "sim/engine/simulation.h"
+#include "sim/io/atomic_file.h"
 #include "sim/serving/prefill_pool.h"
 
 namespace ess {
@@ -38,12 +39,14 @@ struct TempDir {
     const auto base = std::filesystem::temp_directory_path();
     for (int attempt = 0; attempt < 100; ++attempt) {
       auto p = base / ("ess-serving-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-      if (std::filesystem::create_directory(p)) {
+      std::error_code ec;  // a directory that cannot be made is reported below, not as a filesystem_error
+      if (std::filesystem::create_directory(p, ec)) {
         path = std::move(p);
         return;
       }
     }
-    throw std::runtime_error("could not create a temporary directory under " + base.string());
+    // The environment (a full disk, permissions), not a bug: reported as an output that cannot be written.
+    throw OutputError(base, "could not create a temporary directory under " + base.string());
   }
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;

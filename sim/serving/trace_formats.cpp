@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/base/error.h"
 #include "sim/config/config_error.h"
 #include "sim/config/did_you_mean.h"
 #include "sim/config/serving_config.h"
@@ -165,7 +166,9 @@ bool parse_datetime(std::string_view s, double& out) {
     for (std::size_t i = 20; i < s.size(); ++i) {
       if (s[i] < '0' || s[i] > '9') return false;
     }
-    frac = std::stod("0" + std::string(s.substr(19)));
+    // At most 15 fraction digits (the ones after that are below a double's precision here):
+    // std::stod of a long run of zeros and a digit would underflow and throw std::out_of_range.
+    frac = std::stod("0" + std::string(s.substr(19, 16)));
   }
   out = static_cast<double>(days_from_civil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d))) * 86400.0 +
         h * 3600.0 + mi * 60.0 + sec + frac;
@@ -245,9 +248,9 @@ const std::vector<TraceFormat>& trace_formats() {
         {"azure-csv", &parse_azure_csv},
     };
     // The loader's names and the parsers are one list.
-    if (f.size() != kTraceFormats.size()) throw std::logic_error("trace_formats: kTraceFormats and the parsers differ");
+    if (f.size() != kTraceFormats.size()) throw InternalError("trace_formats: kTraceFormats and the parsers differ");
     for (std::size_t i = 0; i < f.size(); ++i) {
-      if (f[i].name != kTraceFormats[i]) throw std::logic_error("trace_formats: kTraceFormats and the parsers differ");
+      if (f[i].name != kTraceFormats[i]) throw InternalError("trace_formats: kTraceFormats and the parsers differ");
     }
     return f;
   }();
@@ -258,7 +261,7 @@ std::vector<Request> parse_trace(std::string_view format, std::string_view text,
   for (const auto& f : trace_formats()) {
     if (f.name == format) return f.parse(text, origin, duration);
   }
-  throw std::invalid_argument("parse_trace: unknown trace format \"" + std::string(format) + "\"");
+  throw InternalError("parse_trace: unknown trace format \"" + std::string(format) + "\"");
 }
 
 }  // namespace ess

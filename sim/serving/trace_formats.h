@@ -21,8 +21,8 @@ struct TraceFormat {
 // Every format of kTraceFormats, in its order.
 [[nodiscard]] const std::vector<TraceFormat>& trace_formats();
 
-// The requests of a trace in `format`; std::invalid_argument for an unknown format (the scenario
-// loader refuses those first).
+// The requests of a trace in `format`; InternalError for an unknown format (the scenario loader
+// refuses those first).
 [[nodiscard]] std::vector<Request> parse_trace(std::string_view format, std::string_view text, const std::string& origin,
                                                double duration);
 

@@ -7,6 +7,7 @@
 #include <map>
 #include <stdexcept>
 
+#include "sim/base/error.h"
 #include "sim/config/json_text.h"
 
 namespace ess {
@@ -123,7 +124,7 @@ std::string format(const char* pattern, double v) {
 
 double regularized_incomplete_beta(double a, double b, double x) {
   if (!(a > 0) || !(b > 0) || !(x >= 0.0 && x <= 1.0)) {
-    throw std::invalid_argument("regularized_incomplete_beta: expected a, b > 0 and x in [0, 1]");
+    throw InternalError("regularized_incomplete_beta: expected a, b > 0 and x in [0, 1]");
   }
   if (x == 0.0 || x == 1.0) return x;
   // ln of x^a (1 - x)^b / B(a, b).
@@ -134,7 +135,7 @@ double regularized_incomplete_beta(double a, double b, double x) {
 }
 
 double student_t_cdf(double t, double dof) {
-  if (!(dof > 0)) throw std::invalid_argument("student_t_cdf: expected dof > 0");
+  if (!(dof > 0)) throw InternalError("student_t_cdf: expected dof > 0");
   if (std::isnan(t)) return kNaN;
   if (std::isinf(t)) return t > 0 ? 1.0 : 0.0;
   const double tail = 0.5 * regularized_incomplete_beta(dof / 2.0, 0.5, dof / (dof + t * t));
@@ -142,8 +143,8 @@ double student_t_cdf(double t, double dof) {
 }
 
 double student_t_quantile(double p, double dof) {
-  if (!(p > 0.0 && p < 1.0)) throw std::invalid_argument("student_t_quantile: expected p in (0, 1)");
-  if (!(dof > 0)) throw std::invalid_argument("student_t_quantile: expected dof > 0");
+  if (!(p > 0.0 && p < 1.0)) throw InternalError("student_t_quantile: expected p in (0, 1)");
+  if (!(dof > 0)) throw InternalError("student_t_quantile: expected dof > 0");
   if (p < 0.5) return -student_t_quantile(1.0 - p, dof);
   if (p == 0.5) return 0.0;
   double lo = 0.0, hi = 1.0;
@@ -161,7 +162,7 @@ double student_t_quantile(double p, double dof) {
 
 PairedDifference paired_difference(const std::vector<double>& a, const std::vector<double>& b, double confidence) {
   if (!(confidence > 0.0 && confidence < 1.0)) {
-    throw std::invalid_argument("paired_difference: expected a confidence in (0, 1)");
+    throw InternalError("paired_difference: expected a confidence in (0, 1)");
   }
   std::vector<double> d, base;
   for (std::size_t i = 0; i < std::min(a.size(), b.size()); ++i) {
@@ -233,9 +234,9 @@ std::string scenario_label(std::size_t index) {
 Comparison compare_results(std::vector<ComparedScenario> scenarios, std::vector<std::uint64_t> seeds,
                            const std::vector<std::vector<nlohmann::ordered_json>>& results, double confidence,
                            std::int64_t steps) {
-  if (results.size() != scenarios.size()) throw std::invalid_argument("compare_results: one result row per scenario");
+  if (results.size() != scenarios.size()) throw InternalError("compare_results: one result row per scenario");
   for (const auto& row : results) {
-    if (row.size() != seeds.size()) throw std::invalid_argument("compare_results: one result per seed");
+    if (row.size() != seeds.size()) throw InternalError("compare_results: one result per seed");
   }
   Comparison c;
   c.seeds = std::move(seeds);

@@ -18,13 +18,13 @@
 namespace ess {
 
 // The regularized incomplete beta function I_x(a, b), for a, b > 0 and x in [0, 1] (continued
-// fraction, Numerical Recipes 3rd ed. section 6.4); std::invalid_argument outside.
+// fraction, Numerical Recipes 3rd ed. section 6.4); InternalError outside.
 [[nodiscard]] double regularized_incomplete_beta(double a, double b, double x);
 // P(T <= t) for Student's t with `dof` > 0 degrees of freedom: 1 - I_{dof / (dof + t^2)}(dof / 2, 1 / 2) / 2
 // for t >= 0, by symmetry below.
 [[nodiscard]] double student_t_cdf(double t, double dof);
 // The t with student_t_cdf(t, dof) = p, p in (0, 1), by bisection to 1e-12 relative;
-// std::invalid_argument outside. t(0.975, 1) = 12.706, t(0.975, 30) = 2.042.
+// InternalError outside. t(0.975, 1) = 12.706, t(0.975, 30) = 2.042.
 [[nodiscard]] double student_t_quantile(double p, double dof);
 
 // The paired difference b - a over seeds (a[i] and b[i] from the same seed; a NaN in either drops

@@ -1,14 +1,20 @@
 // The ess-sim command line, run in-process: exit codes, outputs and error messages.
 #include <catch2/catch.hpp>
 
+#include <exception>
 #include <filesystem>
 #include <fstream>
+#include <new>
 #include <sstream>
+#include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "sim/base/error.h"
+#include "sim/config/config_error.h"
 #include "tests/cli/cli_run.h"
 
 namespace {
@@ -244,4 +250,42 @@ TEST_CASE("run rejects bad arguments with exit code 2") {
   CHECK(run({"run", kScenario, "--steps", "0"}).code == 2);
   CHECK(run({"run", kScenario, "--trace-steps", "-1"}).code == 2);
   CHECK(run({"run", "/nonexistent.json"}).code == 2);
+}
+
+TEST_CASE("an error leaving a command exits with its kind's code: input 2, a bug 3 with \"please report\"") {
+  // run_cli hands every exception that escapes a command to report_error.
+  const auto report = [](const std::exception& e) {
+    std::ostringstream err;
+    const int code = ess::report_error(e, err);
+    return std::make_pair(code, err.str());
+  };
+  CHECK(report(ess::InputError("bad value")) == std::make_pair(ess::kExitBadInput, std::string("error: bad value\n")));
+  CHECK(report(ess::ConfigError("x.json", "/a/b", "expected a number")) ==
+        std::make_pair(ess::kExitBadInput, std::string("error: x.json: at /a/b: expected a number\n")));
+  CHECK(report(ess::InternalError("pool over capacity")) ==
+        std::make_pair(ess::kExitInternal, std::string("internal error (please report): pool over capacity\n")));
+  // A broken invariant checked with check_invariant is an InternalError.
+  try {
+    ess::check_invariant(false, "time went backwards");
+    FAIL("check_invariant(false, ...) did not throw");
+  } catch (const ess::Error& e) {
+    CHECK(report(e) == std::make_pair(ess::kExitInternal, std::string("internal error (please report): time went backwards\n")));
+  }
+  // Anything that is not an ess::Error is a bug too: a standard library exception never means bad input.
+  CHECK(report(std::invalid_argument("stoi")) ==
+        std::make_pair(ess::kExitInternal, std::string("internal error (please report): stoi\n")));
+  CHECK(report(std::bad_alloc()).first == ess::kExitInternal);
+}
+
+TEST_CASE("bad input that a cost model or a command refuses still exits 2 with its message") {
+  const auto groups = run({"cost", "grouped-gemm", "--hardware", "h100-sxm", "--groups", "4", "--m", "3", "--n", "1", "--k", "1"});
+  CHECK(groups.code == 2);
+  CHECK_THAT(groups.err, Catch::StartsWith("error: grouped_gemm: m_total (3) must be >= groups (4)"));
+  const auto op = run({"cost", "gemmm", "--hardware", "h100-sxm"});
+  CHECK(op.code == 2);
+  CHECK_THAT(op.err, Catch::StartsWith("error: unknown cost operation \"gemmm\""));
+  const auto nodes = run({"cost", "dispatch", "--hardware", "h100-sxm", "--expert-parallel", "12", "--tokens", "128",
+                          "--experts-per-token", "8", "--hidden", "7168"});
+  CHECK(nodes.code == 2);
+  CHECK_THAT(nodes.err, Catch::StartsWith("error: ") && Catch::Contains("covers partial nodes"));
 }

@@ -26,6 +26,7 @@
 #include "validate/compare.h"
 #include "validate/prepare.h"
 #include "validate/trace.h"
+#include "sim/base/error.h"
 
 namespace {
 
@@ -193,7 +194,7 @@ TEST_CASE("a runner trace missing a GEMM of the simulation is refused", "[contra
   const ess::MeasuredTrace t = ess::parse_trace_text(synthetic_trace(o, {q_b}), "bad.trace.json", nullptr);
   const ess::Scenario s = ess::load_scenario((dir.path() / "cfg.scenario.json").string());
   const ess::SimulatedRun sim = ess::simulate_for_validation(s, static_cast<std::int64_t>(t.steps.size()));
-  CHECK_THROWS_AS(ess::compare_profiles(t.steps, sim.steps, 0.03), std::invalid_argument);
+  CHECK_THROWS_AS(ess::compare_profiles(t.steps, sim.steps, 0.03), ess::InputError);
 }
 
 TEST_CASE("the runner's GEMMs are the simulator's weight GEMMs of its model", "[contract]") {

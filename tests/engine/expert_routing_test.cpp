@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "sim/graph/expert_routing.h"
+#include "sim/base/error.h"
 
 using ess::expert_load_stats;
 using ess::ExpertLoadLayout;
@@ -75,8 +76,8 @@ TEST_CASE("The expert-load model is deterministic for a seed") {
 }
 
 TEST_CASE("The expert-load model refuses layouts it cannot place") {
-  CHECK_THROWS_AS(ExpertRouting(256, 288, 32, 1, RoutingParams{1, 0, false}, ess::Rng(1)), std::invalid_argument);
-  CHECK_THROWS_AS(ExpertRouting(256, 250, 32, 1, RoutingParams{1, 0, true}, ess::Rng(1)), std::invalid_argument);
-  CHECK_THROWS_AS(ExpertRouting(256, 256, 30, 1, RoutingParams{1, 0, true}, ess::Rng(1)), std::invalid_argument);
-  CHECK_THROWS_AS(ExpertRouting(256, 256, 32, 1, RoutingParams{-1, 0, true}, ess::Rng(1)), std::invalid_argument);
+  CHECK_THROWS_AS(ExpertRouting(256, 288, 32, 1, RoutingParams{1, 0, false}, ess::Rng(1)), ess::InternalError);
+  CHECK_THROWS_AS(ExpertRouting(256, 250, 32, 1, RoutingParams{1, 0, true}, ess::Rng(1)), ess::InternalError);
+  CHECK_THROWS_AS(ExpertRouting(256, 256, 30, 1, RoutingParams{1, 0, true}, ess::Rng(1)), ess::InternalError);
+  CHECK_THROWS_AS(ExpertRouting(256, 256, 32, 1, RoutingParams{-1, 0, true}, ess::Rng(1)), ess::InternalError);
 }

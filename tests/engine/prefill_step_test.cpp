@@ -16,6 +16,7 @@
 #include "sim/graph/prefill_step.h"
 #include "sim/graph/step_blocks.h"
 #include "test_scenarios.h"
+#include "sim/base/error.h"
 
 namespace {
 
@@ -74,7 +75,7 @@ TEST_CASE("prefill work: causal key pairs, keys read, top-k selections and the l
   CHECK(w.selected == (1 + 2 + 3 + 3) + (3 + 3 + 3));
   CHECK(w.longest == 5);
   CHECK(ess::prefill_work(pieces, 0).selected == 0.0);  // no indexer
-  CHECK_THROWS_AS(ess::prefill_work(std::vector<PrefillPiece>{{0, 0}}, 0), std::invalid_argument);
+  CHECK_THROWS_AS(ess::prefill_work(std::vector<PrefillPiece>{{0, 0}}, 0), ess::InternalError);
 }
 
 TEST_CASE("prefill micro-batches split the tokens in half, a cut piece continuing with its first part cached") {
@@ -97,7 +98,7 @@ TEST_CASE("whole prompts: as many as fit, then the start of one more") {
   REQUIRE(p.size() == 3);
   CHECK((p[0].tokens == 4 && p[1].tokens == 4 && p[2].tokens == 2));
   CHECK(ess::whole_prompts(3, 8).size() == 1);
-  CHECK_THROWS_AS(ess::whole_prompts(0, 8), std::invalid_argument);
+  CHECK_THROWS_AS(ess::whole_prompts(0, 8), ess::InternalError);
 }
 
 TEST_CASE("prefill attention prices 2 heads key_pairs (qk + v) FLOPs and rejects impossible shapes") {
@@ -106,7 +107,7 @@ TEST_CASE("prefill attention prices 2 heads key_pairs (qk + v) FLOPs and rejects
   CHECK(ess::prefill_attention(s, hw).flops.value() == Approx(2.0 * 32 * 36.0 * 256));
   ess::PrefillAttentionShape bad = s;
   bad.key_pairs = 4.0;  // fewer than one key per query
-  CHECK_THROWS_AS(ess::prefill_attention(bad, hw), std::invalid_argument);
+  CHECK_THROWS_AS(ess::prefill_attention(bad, hw), ess::InputError);
 }
 
 TEST_CASE("a prefill step runs causal attention, no decode attention, and the LM head once per prompt") {

@@ -1,4 +1,5 @@
 #include "sim/io/chrome_trace.h"
+#include "sim/base/error.h"
 
 #include <catch2/catch.hpp>
 
@@ -190,24 +191,24 @@ TEST_CASE("slice args are written when given and omitted when null", "[chrome_tr
   CHECK_FALSE(slices[1].contains("args"));
 }
 
-TEST_CASE("invalid slice times, tracks and args throw invalid_argument", "[chrome_trace]") {
+TEST_CASE("invalid slice times, tracks and args throw InternalError", "[chrome_trace]") {
   ChromeTrace trace;
   const TraceTrack t = trace.track("GPU 0", "compute");
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();
-  CHECK_THROWS_AS(trace.slice(t, "x", "k", -1e-9, 1e-6), std::invalid_argument);
-  CHECK_THROWS_AS(trace.slice(t, "x", "k", 0.0, -1e-9), std::invalid_argument);
-  CHECK_THROWS_AS(trace.slice(t, "x", "k", nan, 1e-6), std::invalid_argument);
-  CHECK_THROWS_AS(trace.slice(t, "x", "k", 0.0, nan), std::invalid_argument);
-  CHECK_THROWS_AS(trace.slice(t, "x", "k", inf, 1e-6), std::invalid_argument);
-  CHECK_THROWS_AS(trace.slice(t, "x", "k", 0.0, inf), std::invalid_argument);
-  CHECK_THROWS_AS(trace.slice(t, "x", "k", 1e300, 1e-6), std::invalid_argument);  // overflows picoseconds
-  CHECK_THROWS_AS(trace.slice(TraceTrack{1, 2}, "x", "k", 0.0, 1e-6), std::invalid_argument);
-  CHECK_THROWS_AS(trace.slice(TraceTrack{2, 1}, "x", "k", 0.0, 1e-6), std::invalid_argument);
-  CHECK_THROWS_AS(trace.slice(TraceTrack{0, 0}, "x", "k", 0.0, 1e-6), std::invalid_argument);
-  CHECK_THROWS_AS(trace.slice(t, "x", "k", 0.0, 1e-6, ordered_json::array({1, 2})), std::invalid_argument);
-  CHECK_THROWS_AS(trace.slice(t, "\xff", "k", 0.0, 1e-6), std::invalid_argument);  // not UTF-8
-  CHECK_THROWS_AS(trace.track("GPU \xc3", "compute"), std::invalid_argument);
+  CHECK_THROWS_AS(trace.slice(t, "x", "k", -1e-9, 1e-6), ess::InternalError);
+  CHECK_THROWS_AS(trace.slice(t, "x", "k", 0.0, -1e-9), ess::InternalError);
+  CHECK_THROWS_AS(trace.slice(t, "x", "k", nan, 1e-6), ess::InternalError);
+  CHECK_THROWS_AS(trace.slice(t, "x", "k", 0.0, nan), ess::InternalError);
+  CHECK_THROWS_AS(trace.slice(t, "x", "k", inf, 1e-6), ess::InternalError);
+  CHECK_THROWS_AS(trace.slice(t, "x", "k", 0.0, inf), ess::InternalError);
+  CHECK_THROWS_AS(trace.slice(t, "x", "k", 1e300, 1e-6), ess::InternalError);  // overflows picoseconds
+  CHECK_THROWS_AS(trace.slice(TraceTrack{1, 2}, "x", "k", 0.0, 1e-6), ess::InternalError);
+  CHECK_THROWS_AS(trace.slice(TraceTrack{2, 1}, "x", "k", 0.0, 1e-6), ess::InternalError);
+  CHECK_THROWS_AS(trace.slice(TraceTrack{0, 0}, "x", "k", 0.0, 1e-6), ess::InternalError);
+  CHECK_THROWS_AS(trace.slice(t, "x", "k", 0.0, 1e-6, ordered_json::array({1, 2})), ess::InternalError);
+  CHECK_THROWS_AS(trace.slice(t, "\xff", "k", 0.0, 1e-6), ess::InternalError);  // not UTF-8
+  CHECK_THROWS_AS(trace.track("GPU \xc3", "compute"), ess::InternalError);
   // Nothing was recorded by the failed calls, and the trace still serializes.
   CHECK(trace.slice_count() == 0);
   CHECK(events_with_phase(parse(trace), "X").empty());
@@ -225,12 +226,12 @@ TEST_CASE("counters are written with their values and invalid ones throw", "[chr
   CHECK(trace.slice_count() == 0);  // counters are not slices
 
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  CHECK_THROWS_AS(trace.counter("PCIe", "bw", -1.0, {{"h2d", 1}}), std::invalid_argument);
-  CHECK_THROWS_AS(trace.counter("PCIe", "bw", nan, {{"h2d", 1}}), std::invalid_argument);
-  CHECK_THROWS_AS(trace.counter("PCIe", "bw", 0.0, {{"h2d", nan}}), std::invalid_argument);
-  CHECK_THROWS_AS(trace.counter("PCIe", "bw", 0.0, {{"h2d", "fast"}}), std::invalid_argument);
-  CHECK_THROWS_AS(trace.counter("PCIe", "bw", 0.0, ordered_json::object()), std::invalid_argument);
-  CHECK_THROWS_AS(trace.counter("PCIe", "bw", 0.0, 5), std::invalid_argument);
+  CHECK_THROWS_AS(trace.counter("PCIe", "bw", -1.0, {{"h2d", 1}}), ess::InternalError);
+  CHECK_THROWS_AS(trace.counter("PCIe", "bw", nan, {{"h2d", 1}}), ess::InternalError);
+  CHECK_THROWS_AS(trace.counter("PCIe", "bw", 0.0, {{"h2d", nan}}), ess::InternalError);
+  CHECK_THROWS_AS(trace.counter("PCIe", "bw", 0.0, {{"h2d", "fast"}}), ess::InternalError);
+  CHECK_THROWS_AS(trace.counter("PCIe", "bw", 0.0, ordered_json::object()), ess::InternalError);
+  CHECK_THROWS_AS(trace.counter("PCIe", "bw", 0.0, 5), ess::InternalError);
   CHECK(events_with_phase(parse(trace), "C").size() == 1);
 }
 

@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "tests/models/test_hardware.h"
+#include "sim/base/error.h"
 
 using ess::Bytes;
 using ess::BytesPerSecond;
@@ -90,19 +91,19 @@ TEST_CASE("the ports are read from the hardware fields the engine's platform use
 TEST_CASE("expert_alltoall rejects bad shapes, partial nodes and a missing NIC with precise messages",
           "[alltoall][errors]") {
   const auto hw = a2a_hardware();
-  CHECK_THROWS_MATCHES(ess::expert_alltoall({0, 8, 128, 8, kDispatchCopy}, hw), std::invalid_argument,
+  CHECK_THROWS_MATCHES(ess::expert_alltoall({0, 8, 128, 8, kDispatchCopy}, hw), ess::InputError,
                        Catch::Message("expert_alltoall: expert_parallel must be >= 1 (got 0)"));
-  CHECK_THROWS_MATCHES(ess::expert_alltoall({8, 8, 0, 8, kDispatchCopy}, hw), std::invalid_argument,
+  CHECK_THROWS_MATCHES(ess::expert_alltoall({8, 8, 0, 8, kDispatchCopy}, hw), ess::InputError,
                        Catch::Message("expert_alltoall: tokens must be >= 1 (got 0)"));
-  CHECK_THROWS_MATCHES(ess::expert_alltoall({8, 8, 128, 8, Bytes(0.0)}, hw), std::invalid_argument,
+  CHECK_THROWS_MATCHES(ess::expert_alltoall({8, 8, 128, 8, Bytes(0.0)}, hw), ess::InputError,
                        Catch::Message("expert_alltoall: bytes_per_copy must be > 0 B (got 0 B)"));
-  CHECK_THROWS_MATCHES(ess::expert_alltoall({12, 8, 128, 8, kDispatchCopy}, hw), std::invalid_argument,
+  CHECK_THROWS_MATCHES(ess::expert_alltoall({12, 8, 128, 8, kDispatchCopy}, hw), ess::InputError,
                        Catch::Message("expert_alltoall: an expert-parallel group of 12 GPUs on nodes of 8 covers "
                                       "partial nodes; expert_parallel must divide or be a multiple of the GPUs per node"));
   auto no_nic = hw;
   no_nic.network.bandwidth_per_gpu = BytesPerSecond(0.0);
   CHECK(ess::expert_alltoall({8, 8, 128, 8, kDispatchCopy}, no_nic).time.value() == near(53.11616e-6));
-  CHECK_THROWS_MATCHES(ess::expert_alltoall({16, 8, 128, 8, kDispatchCopy}, no_nic), std::invalid_argument,
+  CHECK_THROWS_MATCHES(ess::expert_alltoall({16, 8, 128, 8, kDispatchCopy}, no_nic), ess::InputError,
                        Catch::Message("expert_alltoall: hardware.network.bandwidth_per_gpu x "
                                       "hardware.collectives.alltoall_network_efficiency must be > 0 B/s (got 0 B/s)"));
 }

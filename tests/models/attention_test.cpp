@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "tests/models/test_hardware.h"
+#include "sim/base/error.h"
 
 using ess::Bound;
 using ess::Bytes;
@@ -93,7 +94,7 @@ TEST_CASE("indexer needs fp8 tensor cores", "[attention][errors]") {
 TEST_CASE("indexer rejects invalid shapes", "[attention][errors]") {
   const ess::Hardware hw = ess::test::test_hardware();
   const auto fails_with = [&hw](const IndexerShape& s, const std::string& message) {
-    CHECK_THROWS_MATCHES(ess::indexer_scoring(s, hw), std::invalid_argument,
+    CHECK_THROWS_MATCHES(ess::indexer_scoring(s, hw), ess::InputError,
                          Catch::Message(message));
   };
   IndexerShape s = indexer_shape(1, 1, 1024);
@@ -140,14 +141,14 @@ TEST_CASE("topk: k above the candidates selects every candidate", "[attention]")
 
 TEST_CASE("topk rejects invalid shapes and passes", "[attention][errors]") {
   ess::Hardware hw = ess::test::test_hardware();
-  CHECK_THROWS_MATCHES(ess::topk({.rows = 0, .candidates = 1, .k = 1}, hw), std::invalid_argument,
+  CHECK_THROWS_MATCHES(ess::topk({.rows = 0, .candidates = 1, .k = 1}, hw), ess::InputError,
                        Catch::Message("topk: rows must be >= 1 (got 0)"));
-  CHECK_THROWS_MATCHES(ess::topk({.rows = 1, .candidates = 0, .k = 1}, hw), std::invalid_argument,
+  CHECK_THROWS_MATCHES(ess::topk({.rows = 1, .candidates = 0, .k = 1}, hw), ess::InputError,
                        Catch::Message("topk: candidates must be >= 1 (got 0)"));
-  CHECK_THROWS_MATCHES(ess::topk({.rows = 1, .candidates = 1, .k = -3}, hw), std::invalid_argument,
+  CHECK_THROWS_MATCHES(ess::topk({.rows = 1, .candidates = 1, .k = -3}, hw), ess::InputError,
                        Catch::Message("topk: k must be >= 1 (got -3)"));
   hw.kernels.topk_passes = 0.5;
-  CHECK_THROWS_MATCHES(ess::topk({.rows = 1, .candidates = 1, .k = 1}, hw), std::invalid_argument,
+  CHECK_THROWS_MATCHES(ess::topk({.rows = 1, .candidates = 1, .k = 1}, hw), ess::InputError,
                        Catch::Message("hardware.kernels.topk_passes must be >= 1 (got 0.5)"));
 }
 
@@ -220,8 +221,8 @@ TEST_CASE("padded_rows rounds up to whole tiles", "[attention]") {
   CHECK(ess::padded_rows(64, 64) == 64);
   CHECK(ess::padded_rows(65, 64) == 128);
   CHECK(ess::padded_rows(80, 1) == 80);
-  CHECK_THROWS_AS(ess::padded_rows(0, 64), std::invalid_argument);
-  CHECK_THROWS_AS(ess::padded_rows(16, 0), std::invalid_argument);
+  CHECK_THROWS_AS(ess::padded_rows(0, 64), ess::InternalError);
+  CHECK_THROWS_AS(ess::padded_rows(16, 0), ess::InternalError);
 }
 
 TEST_CASE("dense MLA in 64-row tiles: 16 heads cost as 64 until s_q x h_q passes 64", "[attention]") {
@@ -272,34 +273,34 @@ TEST_CASE("MLA with FP8 MMAs is priced at the FP8 peak", "[attention]") {
 TEST_CASE("MLA rejects invalid shapes", "[attention][errors]") {
   const ess::Hardware hw = ess::test::test_hardware();
   MlaShape s = mla_shape(0, 1);
-  CHECK_THROWS_MATCHES(ess::sparse_mla_attention(s, 2048, hw), std::invalid_argument,
+  CHECK_THROWS_MATCHES(ess::sparse_mla_attention(s, 2048, hw), ess::InputError,
                        Catch::Message("sparse_mla_attention: requests must be >= 1 (got 0)"));
-  CHECK_THROWS_MATCHES(ess::dense_mla_attention(s, 2048, hw), std::invalid_argument,
+  CHECK_THROWS_MATCHES(ess::dense_mla_attention(s, 2048, hw), ess::InputError,
                        Catch::Message("dense_mla_attention: requests must be >= 1 (got 0)"));
   s = mla_shape(1, 0);
   CHECK_THROWS_MATCHES(
-      ess::sparse_mla_attention(s, 2048, hw), std::invalid_argument,
+      ess::sparse_mla_attention(s, 2048, hw), ess::InputError,
       Catch::Message("sparse_mla_attention: queries_per_request must be >= 1 (got 0)"));
   s = mla_shape(1, 1, 0);
-  CHECK_THROWS_MATCHES(ess::sparse_mla_attention(s, 2048, hw), std::invalid_argument,
+  CHECK_THROWS_MATCHES(ess::sparse_mla_attention(s, 2048, hw), ess::InputError,
                        Catch::Message("sparse_mla_attention: heads must be >= 1 (got 0)"));
   s = mla_shape(1, 1);
   s.qk_dim = 0;
-  CHECK_THROWS_MATCHES(ess::dense_mla_attention(s, 2048, hw), std::invalid_argument,
+  CHECK_THROWS_MATCHES(ess::dense_mla_attention(s, 2048, hw), ess::InputError,
                        Catch::Message("dense_mla_attention: qk_dim must be >= 1 (got 0)"));
   s = mla_shape(1, 1);
   s.v_dim = -1;
-  CHECK_THROWS_MATCHES(ess::dense_mla_attention(s, 2048, hw), std::invalid_argument,
+  CHECK_THROWS_MATCHES(ess::dense_mla_attention(s, 2048, hw), ess::InputError,
                        Catch::Message("dense_mla_attention: v_dim must be >= 1 (got -1)"));
   s = mla_shape(1, 1);
   s.entry_bytes = Bytes(-656.0);
   CHECK_THROWS_MATCHES(
-      ess::sparse_mla_attention(s, 2048, hw), std::invalid_argument,
+      ess::sparse_mla_attention(s, 2048, hw), ess::InputError,
       Catch::Message("sparse_mla_attention: entry_bytes must be > 0 B (got -656 B)"));
   CHECK_THROWS_MATCHES(
-      ess::sparse_mla_attention(mla_shape(1, 1), 0, hw), std::invalid_argument,
+      ess::sparse_mla_attention(mla_shape(1, 1), 0, hw), ess::InputError,
       Catch::Message("sparse_mla_attention: selected_entries must be >= 1 (got 0)"));
-  CHECK_THROWS_MATCHES(ess::dense_mla_attention(mla_shape(1, 1), 0, hw), std::invalid_argument,
+  CHECK_THROWS_MATCHES(ess::dense_mla_attention(mla_shape(1, 1), 0, hw), ess::InputError,
                        Catch::Message("dense_mla_attention: context must be >= 1 (got 0)"));
 }
 
@@ -307,13 +308,13 @@ TEST_CASE("MLA rejects invalid hardware.kernels.attention and sparse_attention",
   ess::Hardware hw = ess::test::test_hardware();
   hw.kernels.attention.memory_efficiency = 0.0;
   CHECK_THROWS_MATCHES(
-      ess::dense_mla_attention(mla_shape(1, 1), 2048, hw), std::invalid_argument,
+      ess::dense_mla_attention(mla_shape(1, 1), 2048, hw), ess::InputError,
       Catch::Message("hardware.kernels.attention.memory_efficiency must be in (0, 1] (got 0)"));
   CHECK_NOTHROW(ess::sparse_mla_attention(mla_shape(1, 1), 2048, hw));  // its own class
   hw = ess::test::test_hardware();
   hw.kernels.sparse_attention.memory_efficiency = 0.0;
   CHECK_THROWS_MATCHES(
-      ess::sparse_mla_attention(mla_shape(1, 1), 2048, hw), std::invalid_argument,
+      ess::sparse_mla_attention(mla_shape(1, 1), 2048, hw), ess::InputError,
       Catch::Message("hardware.kernels.sparse_attention.memory_efficiency must be in (0, 1] (got 0)"));
 }
 
@@ -364,18 +365,18 @@ TEST_CASE("GQA requires heads to be a multiple of kv_heads", "[attention][errors
   GqaShape s = gqa_shape(8192);
   s.kv_heads = 6;
   CHECK_THROWS_MATCHES(
-      ess::gqa_attention(s, hw), std::invalid_argument,
+      ess::gqa_attention(s, hw), ess::InputError,
       Catch::Message("gqa_attention: heads (64) must be a multiple of kv_heads (6)"));
   s = gqa_shape(8192);
   s.kv_heads = 0;
-  CHECK_THROWS_MATCHES(ess::gqa_attention(s, hw), std::invalid_argument,
+  CHECK_THROWS_MATCHES(ess::gqa_attention(s, hw), ess::InputError,
                        Catch::Message("gqa_attention: kv_heads must be >= 1 (got 0)"));
 }
 
 TEST_CASE("GQA rejects other invalid shapes and unsupported dtypes", "[attention][errors]") {
   const ess::Hardware hw = ess::test::test_hardware();
   const auto fails_with = [&hw](const GqaShape& s, const std::string& message) {
-    CHECK_THROWS_MATCHES(ess::gqa_attention(s, hw), std::invalid_argument, Catch::Message(message));
+    CHECK_THROWS_MATCHES(ess::gqa_attention(s, hw), ess::InputError, Catch::Message(message));
   };
   GqaShape s = gqa_shape(8192);
   s.requests = 0;

@@ -4,6 +4,7 @@
 #include <stdexcept>
 
 #include "tests/models/test_hardware.h"
+#include "sim/base/error.h"
 
 using ess::Bytes;
 using ess::BytesPerSecond;
@@ -26,10 +27,10 @@ TEST_CASE("p2p: NVLink latency plus bytes over bandwidth", "[collective]") {
 
 TEST_CASE("p2p rejects negative bytes and a zero bandwidth", "[collective][errors]") {
   ess::NvlinkSpec nvlink = ess::test::test_hardware().nvlink;
-  CHECK_THROWS_MATCHES(ess::p2p_time(Bytes(-1.0), nvlink), std::invalid_argument,
+  CHECK_THROWS_MATCHES(ess::p2p_time(Bytes(-1.0), nvlink), ess::InputError,
                        Catch::Message("p2p_time: bytes must be >= 0 B (got -1 B)"));
   nvlink.bandwidth = BytesPerSecond(0.0);
-  CHECK_THROWS_MATCHES(ess::p2p_time(kMB, nvlink), std::invalid_argument,
+  CHECK_THROWS_MATCHES(ess::p2p_time(kMB, nvlink), ess::InputError,
                        Catch::Message("hardware.nvlink.bandwidth must be > 0 B/s (got 0 B/s)"));
 }
 
@@ -94,21 +95,21 @@ TEST_CASE("alltoall across nodes is bound by NVLink when NVLink is slower", "[co
 TEST_CASE("collectives reject more GPUs than the hardware has", "[collective][errors]") {
   const Hardware hw = ess::test::test_hardware();
   CHECK_THROWS_MATCHES(
-      ess::allreduce_time(64, kMB, hw), std::invalid_argument,
+      ess::allreduce_time(64, kMB, hw), ess::InputError,
       Catch::Message("allreduce_time: asked for 64 GPUs but the hardware has 32 (4 nodes x 8)"));
   Hardware one_node = hw;
   one_node.nodes = 1;
   CHECK_THROWS_MATCHES(
-      ess::alltoall_time(16, kMB, one_node), std::invalid_argument,
+      ess::alltoall_time(16, kMB, one_node), ess::InputError,
       Catch::Message("alltoall_time: asked for 16 GPUs but the hardware has 8 (1 node x 8)"));
 }
 
 TEST_CASE("collectives across nodes require whole nodes", "[collective][errors]") {
   const Hardware hw = ess::test::test_hardware();
-  CHECK_THROWS_MATCHES(ess::allreduce_time(12, kMB, hw), std::invalid_argument,
+  CHECK_THROWS_MATCHES(ess::allreduce_time(12, kMB, hw), ess::InputError,
                        Catch::Message("allreduce_time over 12 GPUs spans nodes of 8 GPUs: the "
                                       "GPU count must be a multiple of 8 (whole nodes)"));
-  CHECK_THROWS_MATCHES(ess::alltoall_time(20, kMB, hw), std::invalid_argument,
+  CHECK_THROWS_MATCHES(ess::alltoall_time(20, kMB, hw), ess::InputError,
                        Catch::Message("alltoall_time over 20 GPUs spans nodes of 8 GPUs: the "
                                       "GPU count must be a multiple of 8 (whole nodes)"));
   // Within one node any group size is fine.
@@ -118,37 +119,37 @@ TEST_CASE("collectives across nodes require whole nodes", "[collective][errors]"
 TEST_CASE("collectives reject a non-positive GPU count, negative bytes and bad parameters",
           "[collective][errors]") {
   Hardware hw = ess::test::test_hardware();
-  CHECK_THROWS_MATCHES(ess::allreduce_time(0, kMB, hw), std::invalid_argument,
+  CHECK_THROWS_MATCHES(ess::allreduce_time(0, kMB, hw), ess::InputError,
                        Catch::Message("allreduce_time: gpus must be >= 1 (got 0)"));
-  CHECK_THROWS_MATCHES(ess::alltoall_time(-1, kMB, hw), std::invalid_argument,
+  CHECK_THROWS_MATCHES(ess::alltoall_time(-1, kMB, hw), ess::InputError,
                        Catch::Message("alltoall_time: gpus must be >= 1 (got -1)"));
-  CHECK_THROWS_MATCHES(ess::allreduce_time(8, Bytes(-1.0), hw), std::invalid_argument,
+  CHECK_THROWS_MATCHES(ess::allreduce_time(8, Bytes(-1.0), hw), ess::InputError,
                        Catch::Message("allreduce_time: bytes must be >= 0 B (got -1 B)"));
 
   Hardware no_gpus = hw;
   no_gpus.gpu.count = 0;
-  CHECK_THROWS_MATCHES(ess::allreduce_time(1, kMB, no_gpus), std::invalid_argument,
+  CHECK_THROWS_MATCHES(ess::allreduce_time(1, kMB, no_gpus), ess::InputError,
                        Catch::Message("allreduce_time: the hardware must have >= 1 node and "
                                       ">= 1 GPU per node (got 4 nodes x 0 GPUs)"));
 
   hw.collectives.allreduce_bus_bandwidth = BytesPerSecond(0.0);
   CHECK_THROWS_MATCHES(
-      ess::allreduce_time(8, kMB, hw), std::invalid_argument,
+      ess::allreduce_time(8, kMB, hw), ess::InputError,
       Catch::Message("hardware.collectives.allreduce_bus_bandwidth must be > 0 B/s (got 0 B/s)"));
   hw = ess::test::test_hardware();
   hw.collectives.alltoall_nvlink_efficiency = 0.0;
   CHECK_THROWS_MATCHES(
-      ess::alltoall_time(8, kMB, hw), std::invalid_argument,
+      ess::alltoall_time(8, kMB, hw), ess::InputError,
       Catch::Message("hardware.collectives.alltoall_nvlink_efficiency must be in (0, 1] (got 0)"));
   hw = ess::test::test_hardware();
   hw.collectives.alltoall_network_efficiency = 1.5;
   CHECK_THROWS_MATCHES(
-      ess::alltoall_time(16, kMB, hw), std::invalid_argument,
+      ess::alltoall_time(16, kMB, hw), ess::InputError,
       Catch::Message("hardware.collectives.alltoall_network_efficiency must be in (0, 1] (got 1.5)"));
   hw = ess::test::test_hardware();
   hw.network.bandwidth_per_gpu = BytesPerSecond(0.0);
   CHECK_THROWS_MATCHES(
-      ess::alltoall_time(16, kMB, hw), std::invalid_argument,
+      ess::alltoall_time(16, kMB, hw), ess::InputError,
       Catch::Message("hardware.network.bandwidth_per_gpu must be > 0 B/s (got 0 B/s)"));
   // A single-node collective does not need the network.
   CHECK_NOTHROW(ess::alltoall_time(8, kMB, hw));

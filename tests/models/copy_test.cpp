@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "tests/models/test_hardware.h"
+#include "sim/base/error.h"
 
 using ess::Bytes;
 using ess::BytesPerSecond;
@@ -69,19 +70,19 @@ TEST_CASE("CopyDirection names parse and print", "[copy]") {
 TEST_CASE("copy rejects invalid sizes, chunks and PCIe parameters", "[copy][errors]") {
   const PcieSpec good = ess::test::test_hardware().pcie;
   CHECK_THROWS_MATCHES(ess::copy_time(CopyDirection::h2d, Bytes(1e6), 0, good),
-                       std::invalid_argument,
+                       ess::InputError,
                        Catch::Message("copy_time: chunks must be >= 1 (got 0)"));
   CHECK_THROWS_MATCHES(ess::copy_time(CopyDirection::h2d, Bytes(-1.0), 1, good),
-                       std::invalid_argument,
+                       ess::InputError,
                        Catch::Message("copy_time: total must be >= 0 B (got -1 B)"));
   CHECK_THROWS_MATCHES(ess::effective_bandwidth(CopyDirection::d2h, Bytes(1e6), -2, good),
-                       std::invalid_argument,
+                       ess::InputError,
                        Catch::Message("copy_time: chunks must be >= 1 (got -2)"));
 
   PcieSpec pcie = good;
   pcie.h2d_bandwidth = BytesPerSecond(0.0);
   CHECK_THROWS_MATCHES(ess::copy_time(CopyDirection::h2d, Bytes(1e6), 1, pcie),
-                       std::invalid_argument,
+                       ess::InputError,
                        Catch::Message("hardware.pcie.h2d_bandwidth must be > 0 B/s (got 0 B/s)"));
   // The d2h path does not read the h2d bandwidth.
   CHECK_NOTHROW(ess::copy_time(CopyDirection::d2h, Bytes(1e6), 1, pcie));
@@ -89,13 +90,13 @@ TEST_CASE("copy rejects invalid sizes, chunks and PCIe parameters", "[copy][erro
   pcie = good;
   pcie.d2h_call_overhead = Seconds(-1e-6);
   CHECK_THROWS_MATCHES(
-      ess::copy_time(CopyDirection::d2h, Bytes(1e6), 1, pcie), std::invalid_argument,
+      ess::copy_time(CopyDirection::d2h, Bytes(1e6), 1, pcie), ess::InputError,
       Catch::Message("hardware.pcie.d2h_call_overhead must be >= 0 s (got -1e-06 s)"));
 
   pcie = good;
   pcie.latency = Seconds(-1e-6);
   CHECK_THROWS_MATCHES(ess::copy_time(CopyDirection::h2d, Bytes(1e6), 1, pcie),
-                       std::invalid_argument,
+                       ess::InputError,
                        Catch::Message("hardware.pcie.latency must be >= 0 s (got -1e-06 s)"));
 }
 
@@ -128,8 +129,8 @@ TEST_CASE("gather: one launch, no per-row overhead, a fraction of the link per d
   CHECK(ess::copy_time(ess::CopyDirection::h2d, ess::Bytes(656000.0), 1000, pcie).value() ==
         ess::test::near(2014.12e-6));
   CHECK(ess::gather_rate(ess::CopyDirection::h2d, pcie).value() == ess::test::near(25e9));
-  CHECK_THROWS_AS(ess::gather_time(ess::CopyDirection::h2d, ess::Bytes(-1.0), pcie), std::invalid_argument);
+  CHECK_THROWS_AS(ess::gather_time(ess::CopyDirection::h2d, ess::Bytes(-1.0), pcie), ess::InputError);
   auto bad = pcie;
   bad.gather_h2d_efficiency = 0.0;
-  CHECK_THROWS_AS(ess::gather_time(ess::CopyDirection::h2d, ess::Bytes(1.0), bad), std::invalid_argument);
+  CHECK_THROWS_AS(ess::gather_time(ess::CopyDirection::h2d, ess::Bytes(1.0), bad), ess::InputError);
 }

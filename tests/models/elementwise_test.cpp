@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "tests/models/test_hardware.h"
+#include "sim/base/error.h"
 
 using ess::Bound;
 using ess::DType;
@@ -39,13 +40,13 @@ TEST_CASE("elementwise rejects invalid shapes", "[elementwise][errors]") {
   const ess::Hardware hw = ess::test::test_hardware();
   CHECK_THROWS_MATCHES(
       ess::elementwise({.elements = 0, .inputs = 1, .outputs = 1, .dtype = DType::bf16}, hw),
-      std::invalid_argument, Catch::Message("elementwise: elements must be >= 1 (got 0)"));
+      ess::InputError, Catch::Message("elementwise: elements must be >= 1 (got 0)"));
   CHECK_THROWS_MATCHES(
       ess::elementwise({.elements = 1, .inputs = -1, .outputs = 1, .dtype = DType::bf16}, hw),
-      std::invalid_argument, Catch::Message("elementwise: inputs must be >= 0 (got -1)"));
+      ess::InputError, Catch::Message("elementwise: inputs must be >= 0 (got -1)"));
   CHECK_THROWS_MATCHES(
       ess::elementwise({.elements = 1, .inputs = 1, .outputs = 0, .dtype = DType::bf16}, hw),
-      std::invalid_argument, Catch::Message("elementwise: outputs must be >= 1 (got 0)"));
+      ess::InputError, Catch::Message("elementwise: outputs must be >= 1 (got 0)"));
 }
 
 TEST_CASE("elementwise rejects invalid hardware.kernels.memory_bound", "[elementwise][errors]") {
@@ -53,7 +54,7 @@ TEST_CASE("elementwise rejects invalid hardware.kernels.memory_bound", "[element
   hw.kernels.memory_bound.memory_ramp = ess::Bytes(-5.0);
   CHECK_THROWS_MATCHES(
       ess::elementwise({.elements = 1, .inputs = 1, .outputs = 1, .dtype = DType::bf16}, hw),
-      std::invalid_argument,
+      ess::InputError,
       Catch::Message("hardware.kernels.memory_bound.memory_ramp must be >= 0 B (got -5 B)"));
 }
 

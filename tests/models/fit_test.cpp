@@ -28,6 +28,7 @@
 #include "models/norm_fit.h"
 #include "models/transfer_fit.h"
 #include "tests/models/test_hardware.h"
+#include "sim/base/error.h"
 
 using ess::FitError;
 using Catch::Matchers::Contains;
@@ -109,14 +110,14 @@ TEST_CASE("summarize_errors: mismatched, empty or non-positive measurements are 
   const std::vector<double> two = {1.0, 2.0};
   const std::vector<double> three = {1.0, 2.0, 3.0};
   const std::vector<double> none;
-  CHECK_THROWS_AS(ess::summarize_errors(two, three), std::invalid_argument);
-  CHECK_THROWS_AS(ess::summarize_errors(none, none), std::invalid_argument);
+  CHECK_THROWS_AS(ess::summarize_errors(two, three), ess::InternalError);
+  CHECK_THROWS_AS(ess::summarize_errors(none, none), ess::InternalError);
   const std::vector<double> zero = {1.0, 0.0};
   const std::vector<double> negative = {1.0, -1.0};
   const std::vector<double> nan = {1.0, std::numeric_limits<double>::quiet_NaN()};
   CHECK_THROWS_WITH(ess::summarize_errors(two, zero), Contains("must be > 0"));
-  CHECK_THROWS_AS(ess::summarize_errors(two, negative), std::invalid_argument);
-  CHECK_THROWS_AS(ess::summarize_errors(two, nan), std::invalid_argument);
+  CHECK_THROWS_AS(ess::summarize_errors(two, negative), ess::InputError);
+  CHECK_THROWS_AS(ess::summarize_errors(two, nan), ess::InputError);
 }
 
 // --- relative_nonnegative_least_squares -------------------------------------------------------------
@@ -258,10 +259,10 @@ TEST_CASE("relative NNLS rejects rank-deficient columns, zero columns and too fe
     a << 1, 1;
     Eigen::VectorXd y(2);
     y << 1.0, 0.0;
-    CHECK_THROWS_AS(ess::relative_nonnegative_least_squares(a, y), std::invalid_argument);
+    CHECK_THROWS_AS(ess::relative_nonnegative_least_squares(a, y), ess::InputError);
     Eigen::VectorXd y3(3);
     y3 << 1.0, 1.0, 1.0;
-    CHECK_THROWS_AS(ess::relative_nonnegative_least_squares(a, y3), std::invalid_argument);
+    CHECK_THROWS_AS(ess::relative_nonnegative_least_squares(a, y3), ess::InternalError);
   }
 }
 
@@ -378,11 +379,11 @@ TEST_CASE("kfold_assignment: deterministic for a seed, different for another see
 }
 
 TEST_CASE("kfold_assignment rejects fewer than 2 folds or more folds than points", "[fit][errors]") {
-  CHECK_THROWS_AS(ess::kfold_assignment(10, 1, 0), std::invalid_argument);
-  CHECK_THROWS_AS(ess::kfold_assignment(10, 0, 0), std::invalid_argument);
-  CHECK_THROWS_AS(ess::kfold_assignment(10, -3, 0), std::invalid_argument);
+  CHECK_THROWS_AS(ess::kfold_assignment(10, 1, 0), ess::InternalError);
+  CHECK_THROWS_AS(ess::kfold_assignment(10, 0, 0), ess::InternalError);
+  CHECK_THROWS_AS(ess::kfold_assignment(10, -3, 0), ess::InternalError);
   CHECK_THROWS_WITH(ess::kfold_assignment(3, 4, 0), Contains("4 folds for 3 points"));
-  CHECK_THROWS_AS(ess::kfold_assignment(0, 2, 0), std::invalid_argument);
+  CHECK_THROWS_AS(ess::kfold_assignment(0, 2, 0), ess::InternalError);
   CHECK_NOTHROW(ess::kfold_assignment(3, 3, 0));  // folds == n: leave-one-out
   const auto loo = ess::kfold_assignment(3, 3, 0);
   CHECK(std::set<int>(loo.begin(), loo.end()) == std::set<int>{0, 1, 2});
@@ -416,7 +417,7 @@ TEST_CASE("grouped_kfold_assignment keeps every point of a group in one fold", "
 
 TEST_CASE("grouped_kfold_assignment needs at least as many groups as folds", "[fit][errors]") {
   const std::vector<std::size_t> groups = {1, 1, 1, 2, 2, 2};  // 6 points, 2 groups
-  CHECK_THROWS_AS(ess::grouped_kfold_assignment(groups, 3, 0), std::invalid_argument);
+  CHECK_THROWS_AS(ess::grouped_kfold_assignment(groups, 3, 0), ess::InternalError);
   CHECK_NOTHROW(ess::grouped_kfold_assignment(groups, 2, 0));
 }
 
@@ -602,7 +603,7 @@ TEST_CASE("fit_gemm fits only the points in `use` and needs at least 6 of them",
   // A non-positive measured time is a bad input.
   std::vector<ess::GemmPoint> bad = points;
   bad[3].seconds = 0.0;
-  CHECK_THROWS_AS(ess::fit_gemm(bad, {}, truth), std::invalid_argument);
+  CHECK_THROWS_AS(ess::fit_gemm(bad, {}, truth), ess::InputError);
 }
 
 namespace {
@@ -766,7 +767,7 @@ TEST_CASE("fit_pcie_copies rejects points that cannot separate the terms", "[fit
   // calls < 1 is a bad input.
   auto bad = copy_points(truth, true, false);
   bad[0].calls = 0;
-  CHECK_THROWS_AS(ess::fit_pcie_copies(bad, {}, truth), std::invalid_argument);
+  CHECK_THROWS_AS(ess::fit_pcie_copies(bad, {}, truth), ess::InputError);
   // Times that fall with size: no per-byte cost.
   std::vector<ess::CopyPoint> falling = {{CopyDirection::d2h, 1e3, 1, 30e-6},
                                          {CopyDirection::d2h, 1e6, 1, 20e-6},
@@ -807,7 +808,7 @@ TEST_CASE("fit_gather_efficiency rejects an efficiency above 100% of the copy ba
   CHECK_THROWS_AS(ess::fit_gather_efficiency(points, {}, base), FitError);
   CHECK_THROWS_WITH(ess::fit_gather_efficiency(points, {}, base), Contains("150%"));
   points[0].bytes = 0.0;
-  CHECK_THROWS_AS(ess::fit_gather_efficiency(points, {}, base), std::invalid_argument);
+  CHECK_THROWS_AS(ess::fit_gather_efficiency(points, {}, base), ess::InputError);
 }
 
 TEST_CASE("fit_gather_sm_fraction is the clamped median of 1 - alone/with", "[fit][copy]") {
@@ -825,7 +826,7 @@ TEST_CASE("fit_gather_sm_fraction is the clamped median of 1 - alone/with", "[fi
   const std::vector<ess::InterferencePoint> none;
   CHECK_THROWS_AS(ess::fit_gather_sm_fraction(none, {}), FitError);
   const std::vector<ess::InterferencePoint> zero = {{0.0, 1.0}};
-  CHECK_THROWS_AS(ess::fit_gather_sm_fraction(zero, {}), std::invalid_argument);
+  CHECK_THROWS_AS(ess::fit_gather_sm_fraction(zero, {}), ess::InputError);
 }
 
 TEST_CASE("fit_allreduce, fit_alltoall and fit_p2p recover alpha and beta", "[fit][collective]") {
@@ -864,7 +865,7 @@ TEST_CASE("the collective fits reject too few points, gpus < 2 and no per-byte c
   const std::vector<ess::CollectivePoint> one = {{2, 1e6, 1e-5}};
   CHECK_THROWS_WITH(ess::fit_allreduce(one, {}), Contains("all-reduce: need at least 2 points, got 1"));
   const std::vector<ess::CollectivePoint> solo = {{1, 1e3, 1e-5}, {1, 1e6, 2e-5}};
-  CHECK_THROWS_AS(ess::fit_alltoall(solo, {}), std::invalid_argument);
+  CHECK_THROWS_AS(ess::fit_alltoall(solo, {}), ess::InputError);
   // Same traffic at every point: the two columns are proportional.
   const std::vector<ess::CollectivePoint> same = {{2, 1e6, 1e-5}, {2, 1e6, 1.2e-5}, {2, 1e6, 0.9e-5}};
   CHECK_THROWS_AS(ess::fit_p2p(same, {}), FitError);
@@ -962,8 +963,8 @@ TEST_CASE("expert all-to-all: the engine's port formula, derived by hand", "[fit
   CHECK(ess::expert_alltoall_time({32, 8, 8e6, 1.0}, hw).value() == Approx(145e-6).epsilon(1e-12));
   // EP 4 inside a node of 8: 3/4 over NVLink.
   CHECK(ess::expert_alltoall_time({4, 8, 8e6, 1.0}, hw).value() == Approx(50e-6).epsilon(1e-12));
-  CHECK_THROWS_AS(ess::expert_alltoall_time({12, 8, 8e6, 1.0}, hw), std::invalid_argument);
-  CHECK_THROWS_AS(ess::expert_alltoall_time({1, 8, 8e6, 1.0}, hw), std::invalid_argument);
+  CHECK_THROWS_AS(ess::expert_alltoall_time({12, 8, 8e6, 1.0}, hw), ess::InputError);
+  CHECK_THROWS_AS(ess::expert_alltoall_time({1, 8, 8e6, 1.0}, hw), ess::InputError);
 }
 
 TEST_CASE("expert all-to-all fit recovers the efficiencies and latency that generated the points", "[fit][collective]") {

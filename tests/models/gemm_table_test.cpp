@@ -13,6 +13,7 @@
 
 #include "models/gemm.h"
 #include "tests/models/test_hardware.h"
+#include "sim/base/error.h"
 
 using ess::Bound;
 using ess::DType;
@@ -181,17 +182,17 @@ TEST_CASE("gemm table: a single measured m scales every other m by the roofline"
 TEST_CASE("GemmTable::add rejects a repeated m, non-positive sizes and non-positive times", "[gemm_table][errors]") {
   GemmTable t;
   t.add(16, 4096, 4096, DType::fp16, 10e-6);
-  CHECK_THROWS_AS(t.add(16, 4096, 4096, DType::fp16, 11e-6), std::invalid_argument);
+  CHECK_THROWS_AS(t.add(16, 4096, 4096, DType::fp16, 11e-6), ess::InputError);
   CHECK_THROWS_WITH(t.add(16, 4096, 4096, DType::fp16, 11e-6), Contains("measured twice"));
   // The same m for another dtype or shape is a different entry.
   CHECK_NOTHROW(t.add(16, 4096, 4096, DType::bf16, 11e-6));
   CHECK_NOTHROW(t.add(16, 4096, 1024, DType::fp16, 11e-6));
-  CHECK_THROWS_AS(t.add(0, 4096, 4096, DType::fp16, 1e-6), std::invalid_argument);
-  CHECK_THROWS_AS(t.add(8, 0, 4096, DType::fp16, 1e-6), std::invalid_argument);
-  CHECK_THROWS_AS(t.add(8, 4096, -1, DType::fp16, 1e-6), std::invalid_argument);
-  CHECK_THROWS_AS(t.add(8, 4096, 4096, DType::fp16, 0.0), std::invalid_argument);
-  CHECK_THROWS_AS(t.add(8, 4096, 4096, DType::fp16, -1e-6), std::invalid_argument);
-  CHECK_THROWS_AS(t.add(8, 4096, 4096, DType::fp16, std::numeric_limits<double>::quiet_NaN()), std::invalid_argument);
+  CHECK_THROWS_AS(t.add(0, 4096, 4096, DType::fp16, 1e-6), ess::InputError);
+  CHECK_THROWS_AS(t.add(8, 0, 4096, DType::fp16, 1e-6), ess::InputError);
+  CHECK_THROWS_AS(t.add(8, 4096, -1, DType::fp16, 1e-6), ess::InputError);
+  CHECK_THROWS_AS(t.add(8, 4096, 4096, DType::fp16, 0.0), ess::InputError);
+  CHECK_THROWS_AS(t.add(8, 4096, 4096, DType::fp16, -1e-6), ess::InputError);
+  CHECK_THROWS_AS(t.add(8, 4096, 4096, DType::fp16, std::numeric_limits<double>::quiet_NaN()), ess::InputError);
   // Rejected additions left the table unchanged: 3 points in 3 shapes, the first still 10 us.
   CHECK(t.points() == 3);
   CHECK(t.shapes.size() == 3);

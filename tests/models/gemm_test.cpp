@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "tests/models/test_hardware.h"
+#include "sim/base/error.h"
 
 using ess::Bound;
 using ess::DType;
@@ -86,18 +87,18 @@ TEST_CASE("gemm: fp8 on a GPU without fp8 tensor cores is unsupported", "[gemm][
 TEST_CASE("gemm rejects non-positive sizes", "[gemm][errors]") {
   const ess::Hardware hw = ess::test::test_hardware();
   CHECK_THROWS_MATCHES(ess::gemm({.m = 0, .n = 1, .k = 1, .dtype = DType::bf16}, hw),
-                       std::invalid_argument, Catch::Message("gemm: m must be >= 1 (got 0)"));
+                       ess::InputError, Catch::Message("gemm: m must be >= 1 (got 0)"));
   CHECK_THROWS_MATCHES(ess::gemm({.m = 1, .n = -1, .k = 1, .dtype = DType::bf16}, hw),
-                       std::invalid_argument, Catch::Message("gemm: n must be >= 1 (got -1)"));
+                       ess::InputError, Catch::Message("gemm: n must be >= 1 (got -1)"));
   CHECK_THROWS_MATCHES(ess::gemm({.m = 1, .n = 1, .k = 0, .dtype = DType::bf16}, hw),
-                       std::invalid_argument, Catch::Message("gemm: k must be >= 1 (got 0)"));
+                       ess::InputError, Catch::Message("gemm: k must be >= 1 (got 0)"));
 }
 
 TEST_CASE("gemm rejects invalid hardware.kernels.gemm parameters", "[gemm][errors]") {
   ess::Hardware hw = ess::test::test_hardware();
   hw.kernels.gemm.compute_efficiency = 0.0;
   CHECK_THROWS_MATCHES(
-      ess::gemm({.m = 1, .n = 1, .k = 1, .dtype = DType::bf16}, hw), std::invalid_argument,
+      ess::gemm({.m = 1, .n = 1, .k = 1, .dtype = DType::bf16}, hw), ess::InputError,
       Catch::Message("hardware.kernels.gemm.compute_efficiency must be in (0, 1] (got 0)"));
 }
 
@@ -147,7 +148,7 @@ TEST_CASE("grouped_gemm pads each group's rows to the 64-row tile of DeepGEMM's 
   CHECK(ess::grouped_gemm_padded_rows(1) == 64);
   CHECK(ess::grouped_gemm_padded_rows(64) == 64);
   CHECK(ess::grouped_gemm_padded_rows(65) == 128);
-  CHECK_THROWS_AS(ess::grouped_gemm_padded_rows(-1), std::invalid_argument);
+  CHECK_THROWS_AS(ess::grouped_gemm_padded_rows(-1), ess::InternalError);
   const auto hw = ess::test::test_hardware();
   const ess::GroupedGemmShape w{.groups = 0, .m_total = 0, .n = 4096, .k = 7168, .dtype = DType::fp8};
   // 1 row or 64 rows in one expert compute the same tile: the same FLOP.
@@ -171,9 +172,9 @@ TEST_CASE("grouped_gemm pads each group's rows to the 64-row tile of DeepGEMM's 
   CHECK(ess::grouped_gemm({.groups = 2, .m_total = 8, .n = 4096, .k = 7168, .dtype = DType::fp8}, hw).time.value() ==
         near(c.time.value()));
   const std::int64_t none[] = {0, 0};
-  CHECK_THROWS_AS(ess::grouped_gemm(w, none, hw), std::invalid_argument);
+  CHECK_THROWS_AS(ess::grouped_gemm(w, none, hw), ess::InternalError);
   CHECK_THROWS_AS(ess::grouped_gemm({.groups = 4, .m_total = 3, .n = 1, .k = 1, .dtype = DType::fp8}, hw),
-                  std::invalid_argument);
+                  ess::InputError);
 }
 
 TEST_CASE("grouped_gemm is priced with kernels.grouped_gemm, not kernels.gemm", "[gemm]") {
@@ -193,7 +194,7 @@ TEST_CASE("grouped_gemm: one group equals gemm, and empty shapes are rejected", 
   const KernelCost one = ess::grouped_gemm({.groups = 1, .m_total = 64, .n = 128, .k = 256, .dtype = DType::bf16}, hw);
   CHECK(one.time.value() == near(4.229376e-6));  // the first gemm test's shape
   CHECK_THROWS_AS(ess::grouped_gemm({.groups = 0, .m_total = 1, .n = 1, .k = 1, .dtype = DType::bf16}, hw),
-                  std::invalid_argument);
+                  ess::InputError);
   CHECK_THROWS_AS(ess::grouped_gemm({.groups = 1, .m_total = 0, .n = 1, .k = 1, .dtype = DType::bf16}, hw),
-                  std::invalid_argument);
+                  ess::InputError);
 }

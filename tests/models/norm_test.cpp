@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "tests/models/test_hardware.h"
+#include "sim/base/error.h"
 
 using ess::Bound;
 using ess::DType;
@@ -62,14 +63,14 @@ TEST_CASE("norm rejects non-positive sizes and invalid parameters", "[norm][erro
   ess::Hardware hw = ess::test::test_hardware();
   CHECK_THROWS_MATCHES(
       ess::norm({.tokens = 0, .hidden = 7168, .dtype = DType::bf16, .kind = NormKind::rms}, hw),
-      std::invalid_argument, Catch::Message("norm: tokens must be >= 1 (got 0)"));
+      ess::InputError, Catch::Message("norm: tokens must be >= 1 (got 0)"));
   CHECK_THROWS_MATCHES(
       ess::norm({.tokens = 1, .hidden = -1, .dtype = DType::bf16, .kind = NormKind::rms}, hw),
-      std::invalid_argument, Catch::Message("norm: hidden must be >= 1 (got -1)"));
+      ess::InputError, Catch::Message("norm: hidden must be >= 1 (got -1)"));
   hw.kernels.memory_bound.kernel_overhead = ess::Seconds(-1.0);
   CHECK_THROWS_MATCHES(
       ess::norm({.tokens = 1, .hidden = 1, .dtype = DType::bf16, .kind = NormKind::rms}, hw),
-      std::invalid_argument,
+      ess::InputError,
       Catch::Message("hardware.kernels.memory_bound.kernel_overhead must be >= 0 s (got -1 s)"));
 }
 

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "tests/models/test_hardware.h"
+#include "sim/base/error.h"
 
 using ess::Bound;
 using ess::Bytes;
@@ -123,7 +124,7 @@ TEST_CASE("memory_bound_kernel counts bytes only and needs no peak", "[roofline]
 TEST_CASE("roofline rejects invalid parameters", "[roofline][errors]") {
   const auto fails_with = [](const RooflineParams& p, const std::string& message) {
     CHECK_THROWS_MATCHES(ess::roofline(Flops(1.0), kPeak, Bytes(1.0), kBw, p),
-                         std::invalid_argument, Catch::Message(message));
+                         ess::InputError, Catch::Message(message));
   };
   RooflineParams p = params();
   p.compute_efficiency = 0.0;
@@ -155,24 +156,24 @@ TEST_CASE("validate_roofline_params names the parameter set", "[roofline][errors
   CHECK_NOTHROW(ess::validate_roofline_params(p, "hardware.kernels.gemm"));
   p.memory_efficiency = 2.0;
   CHECK_THROWS_MATCHES(
-      ess::validate_roofline_params(p, "hardware.kernels.gemm"), std::invalid_argument,
+      ess::validate_roofline_params(p, "hardware.kernels.gemm"), ess::InputError,
       Catch::Message("hardware.kernels.gemm.memory_efficiency must be in (0, 1] (got 2)"));
 }
 
 TEST_CASE("roofline rejects negative work and missing rates", "[roofline][errors]") {
   CHECK_THROWS_MATCHES(ess::roofline(Flops(-1.0), kPeak, Bytes(1.0), kBw, params()),
-                       std::invalid_argument,
+                       ess::InternalError,
                        Catch::Message("roofline: flops must be >= 0 (got -1)"));
   CHECK_THROWS_MATCHES(ess::roofline(Flops(1.0), kPeak, Bytes(-1.0), kBw, params()),
-                       std::invalid_argument,
+                       ess::InternalError,
                        Catch::Message("roofline: bytes must be >= 0 (got -1)"));
   CHECK_THROWS_MATCHES(
       ess::roofline(Flops(1e9), FlopsPerSecond(0.0), Bytes(1.0), kBw, params()),
-      std::invalid_argument,
+      ess::InputError,
       Catch::Message(
           "roofline: peak compute must be > 0 FLOP/s for a kernel with 1e+09 FLOP (got 0)"));
   CHECK_THROWS_MATCHES(
-      ess::memory_bound_kernel(Bytes(1e6), BytesPerSecond(0.0), params()), std::invalid_argument,
+      ess::memory_bound_kernel(Bytes(1e6), BytesPerSecond(0.0), params()), ess::InputError,
       Catch::Message("roofline: bandwidth must be > 0 B/s for a kernel moving 1e+06 B (got 0)"));
 }
 
@@ -218,5 +219,5 @@ TEST_CASE("a smooth roofline combines the roofs as a p-norm; transition 0 is the
   p.transition = 0.5;
   CHECK_THROWS_WITH(ess::validate_roofline_params(p, "hw.kernels.gemm"), Catch::Contains("hw.kernels.gemm.transition"));
   p.transition = 65.0;
-  CHECK_THROWS_AS(ess::validate_roofline_params(p, "hw.kernels.gemm"), std::invalid_argument);
+  CHECK_THROWS_AS(ess::validate_roofline_params(p, "hw.kernels.gemm"), ess::InputError);
 }

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "sim/offload/synthetic_access.h"
+#include "sim/base/error.h"
 
 using ess::AccessTraceError;
 using ess::ReplayAccess;
@@ -148,7 +149,7 @@ TEST_CASE("replay refuses lookups that the file does not hold") {
   Positions out;
   CHECK_THROWS_WITH(replay.select(6, 0, 0, 3006, out), Catch::Contains("step 6 is not recorded"));
   CHECK_THROWS_WITH(replay.select(0, 3, 0, 3000, out), Catch::Contains("layer 3"));
-  CHECK_THROWS_AS(replay.select(0, 0, 2, 3000, out), std::invalid_argument);
+  CHECK_THROWS_AS(replay.select(0, 0, 2, 3000, out), ess::InputError);
   CHECK_THROWS_WITH(replay.select(0, 0, 0, 3001, out), Catch::Contains("recorded at context 3000"));
 }
 
@@ -156,13 +157,13 @@ TEST_CASE("the writer refuses bad arguments, broken models and unwritable paths"
   ScratchDir dir("ess-offload-test");
   SyntheticAccess model(trace_params());
   CHECK_THROWS_AS(ess::write_access_trace(dir.path() / "a", model, 0, 1, 512, {{0, 100}}),
-                  std::invalid_argument);
+                  ess::InternalError);
   CHECK_THROWS_AS(ess::write_access_trace(dir.path() / "a", model, 1, 1, 0, {{0, 100}}),
-                  std::invalid_argument);
+                  ess::InternalError);
   CHECK_THROWS_AS(ess::write_access_trace(dir.path() / "a", model, 1, 1, 512, {{1, 100}, {1, 101}}),
-                  std::invalid_argument);
+                  ess::InternalError);
   CHECK_THROWS_AS(ess::write_access_trace(dir.path() / "a", model, 1, 1, 512, {{0, -1}}),
-                  std::invalid_argument);
+                  ess::InternalError);
 
   struct Broken final : ess::AccessModel {
     Positions answer;
@@ -175,11 +176,11 @@ TEST_CASE("the writer refuses bad arguments, broken models and unwritable paths"
   Broken unsorted;
   unsorted.answer = {1, 3, 2};
   CHECK_THROWS_AS(ess::write_access_trace(dir.path() / "b", unsorted, 1, 1, 3, {{0, 10}}),
-                  std::logic_error);
+                  ess::InternalError);
   Broken outside;
   outside.answer = {1, 2, 10};
   CHECK_THROWS_AS(ess::write_access_trace(dir.path() / "b", outside, 1, 1, 3, {{0, 10}}),
-                  std::logic_error);
+                  ess::InternalError);
   // Nothing was left behind: neither the file nor a temporary.
   CHECK(fs::is_empty(dir.path()));
 

@@ -13,6 +13,7 @@
 
 #include "sim/offload/cache_sim.h"
 #include "sim/offload/gpu_pool.h"
+#include "sim/base/error.h"
 
 using ess::GpuPool;
 using ess::PoolConfig;
@@ -81,8 +82,8 @@ TEST_CASE("a policy that evicts too few entries is reported as a bug") {
   };
   GpuPool pool(PoolConfig{2, 0, "lazy", 1.0}, std::make_unique<Lazy>());
   pool.access({1, 2}, 10, 0);
-  CHECK_THROWS_AS(pool.access({3}, 10, 1), std::logic_error);
-  CHECK_THROWS_AS(GpuPool(PoolConfig{2, 0, "none", 1.0}, nullptr), std::invalid_argument);
+  CHECK_THROWS_AS(pool.access({3}, 10, 1), ess::InternalError);
+  CHECK_THROWS_AS(GpuPool(PoolConfig{2, 0, "none", 1.0}, nullptr), ess::InternalError);
 }
 
 TEST_CASE("the default renumbering keeps the order of the stamps, from 1") {
@@ -123,7 +124,7 @@ TEST_CASE("deltas are a capability the policy declares: lru has it, fifo and hea
 
 TEST_CASE("an unknown eviction policy is refused with the registered names") {
   const PoolConfig config{4, 0, "lur", 1.0};
-  CHECK_THROWS_AS(ess::validate(config), std::invalid_argument);
+  CHECK_THROWS_AS(ess::validate(config), ess::InternalError);
   CHECK_THROWS_WITH(ess::validate(config), Catch::Contains("\"lur\"") && Catch::Contains(joined_names()));
   CHECK_THROWS_WITH(GpuPool(config), Catch::Contains(joined_names()));
   CHECK(joined_names() == "lru, fifo, heat");

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "sim/base/rng.h"
+#include "sim/base/error.h"
 
 namespace ess {
 
@@ -64,14 +65,14 @@ void check(const AccessResult& r, Expect e) {
 TEST_CASE("a pool configuration out of range is refused") {
   CHECK_NOTHROW(GpuPool(config(1, "lru")));
   CHECK_THROWS_WITH(GpuPool(config(0, "lru")), Catch::Contains("capacity"));
-  CHECK_THROWS_AS(GpuPool(config(-5, "lru")), std::invalid_argument);
+  CHECK_THROWS_AS(GpuPool(config(-5, "lru")), ess::InternalError);
   CHECK_THROWS_WITH(GpuPool(config(3, "lru", -1)), Catch::Contains("pinned_recent"));
   CHECK_THROWS_WITH(GpuPool(config(3, "heat", 0, 0.0)), Catch::Contains("heat_decay"));
-  CHECK_THROWS_AS(GpuPool(config(3, "heat", 0, 1.5)), std::invalid_argument);
-  CHECK_THROWS_AS(GpuPool(config(3, "heat", 0, std::nan(""))), std::invalid_argument);
-  CHECK_THROWS_AS(GpuPool(config(3, "lru7")), std::invalid_argument);
+  CHECK_THROWS_AS(GpuPool(config(3, "heat", 0, 1.5)), ess::InternalError);
+  CHECK_THROWS_AS(GpuPool(config(3, "heat", 0, std::nan(""))), ess::InternalError);
+  CHECK_THROWS_AS(GpuPool(config(3, "lru7")), ess::InternalError);
   GpuPool pool(config(3, "lru"));
-  CHECK_THROWS_AS(pool.set_capacity(0), std::invalid_argument);
+  CHECK_THROWS_AS(pool.set_capacity(0), ess::InternalError);
 }
 
 TEST_CASE("LRU, capacity 3: hand-worked sequence") {
@@ -225,14 +226,14 @@ TEST_CASE("access rejects selections that break its contract") {
   CHECK_THROWS_WITH(pool.access({3, 2}, 10, 0), Catch::Contains("ascending"));
   CHECK_THROWS_WITH(pool.access({2, 2}, 10, 0), Catch::Contains("ascending"));
   CHECK_THROWS_WITH(pool.access({10}, 10, 0), Catch::Contains("outside"));
-  CHECK_THROWS_AS(pool.access({-1}, 10, 0), std::invalid_argument);
+  CHECK_THROWS_AS(pool.access({-1}, 10, 0), ess::InternalError);
   pool.access({1}, 10, 5);
   CHECK_THROWS_WITH(pool.access({1}, 9, 6), Catch::Contains("context decreased"));
   CHECK_THROWS_WITH(pool.access({1}, 10, 4), Catch::Contains("step decreased"));
   CHECK_NOTHROW(pool.access({1}, 10, 5));  // several accesses in one step are fine
 }
 
-TEST_CASE("the invariant checks can fail: injected faults throw std::logic_error") {
+TEST_CASE("the invariant checks can fail: injected faults throw InternalError") {
   SECTION("capacity exceeded") {
     GpuPool pool(config(3, "lru"));
     pool.access({1, 2, 3}, 10, 0);
@@ -256,7 +257,7 @@ TEST_CASE("the invariant checks can fail: injected faults throw std::logic_error
     pool.access({1, 2}, 10, 0);
     CHECK_NOTHROW(pool.check_invariants());
     GpuPoolTestPeer::corrupt_size(pool);
-    CHECK_THROWS_AS(pool.check_invariants(), std::logic_error);
+    CHECK_THROWS_AS(pool.check_invariants(), ess::InternalError);
   }
 }
 
@@ -525,7 +526,7 @@ TEST_CASE("access_delta rejects a change that does not fit the previous selectio
   CHECK_THROWS_WITH(pool.access_delta({{}, {7}, 5}, 100, 1), Catch::Contains("the delta says 5"));
   CHECK_THROWS_WITH(pool.access_delta({{}, {100}, 4}, 100, 1), Catch::Contains("outside [0, 100)"));
   CHECK_THROWS_WITH(pool.access_delta({{}, {4, 5, 6, 7, 8, 9, 10, 11}, 11}, 100, 1), Catch::Contains("exceed"));
-  CHECK_THROWS_AS(pool.access({1, 2}, 100, 1), std::logic_error);  // no mixing of the two kinds
+  CHECK_THROWS_AS(pool.access({1, 2}, 100, 1), ess::InternalError);  // no mixing of the two kinds
   GpuPool fifo(config(10, "fifo"));
   CHECK_THROWS_WITH(fifo.access_delta(first, 100, 0), Catch::Contains("supports deltas"));
   GpuPool pinned(config(10, "lru", 4));

@@ -16,6 +16,7 @@
 #include "sim/offload/heat_training.h"
 #include "sim/offload/synthetic_access.h"
 #include "tests/scratch_dir.h"
+#include "sim/base/error.h"
 
 namespace {
 
@@ -157,8 +158,8 @@ TEST_CASE("heat model: the logistic fit recovers a known separable rule") {
   const ess::LogisticFit again = ess::fit_logistic(samples, 1e-3);
   CHECK(again.weight == fit.weight);
   CHECK(again.bias == fit.bias);
-  CHECK_THROWS_AS(ess::fit_logistic({}, 1.0), std::invalid_argument);
-  CHECK_THROWS_AS(ess::fit_logistic(samples, -1.0), std::invalid_argument);
+  CHECK_THROWS_AS(ess::fit_logistic({}, 1.0), ess::InternalError);
+  CHECK_THROWS_AS(ess::fit_logistic(samples, -1.0), ess::InternalError);
 }
 
 TEST_CASE("heat model: precision, recall and F1 against a hand count; ranking by probability within the budget") {

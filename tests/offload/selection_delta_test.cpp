@@ -9,6 +9,7 @@
 
 #include "sim/offload/cache_sim.h"
 #include "sim/offload/synthetic_access.h"
+#include "sim/base/error.h"
 
 using ess::SelectionDelta;
 using ess::SyntheticAccess;
@@ -111,5 +112,5 @@ TEST_CASE("the cache simulation fed changes gives the numbers of the one fed ful
     }
   }
   CHECK(together.back().layers[0].misses_mean > 0.0);  // the comparison is not vacuous
-  CHECK_THROWS_AS(fast.steps({12, 13}, {8100}), std::invalid_argument);
+  CHECK_THROWS_AS(fast.steps({12, 13}, {8100}), ess::InternalError);
 }

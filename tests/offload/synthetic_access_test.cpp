@@ -1,4 +1,5 @@
 #include "sim/offload/synthetic_access.h"
+#include "sim/base/error.h"
 
 #include <catch2/catch.hpp>
 
@@ -256,17 +257,17 @@ TEST_CASE("bad parameters and broken call contracts are refused") {
   for (const Change change : changes) {
     SyntheticAccessParams p = small_params();
     change(p);
-    CHECK_THROWS_AS(SyntheticAccess(p), std::invalid_argument);
+    CHECK_THROWS_AS(SyntheticAccess(p), ess::InternalError);
   }
 
   SyntheticAccess model(small_params());
   Positions out;
   CHECK_THROWS_WITH(model.select(0, 3, 0, 100, out), Catch::Contains("layer 3"));
-  CHECK_THROWS_AS(model.select(0, -1, 0, 100, out), std::invalid_argument);
-  CHECK_THROWS_AS(model.select(0, 0, -1, 100, out), std::invalid_argument);
-  CHECK_THROWS_AS(model.select(0, 0, 0, -1, out), std::invalid_argument);
+  CHECK_THROWS_AS(model.select(0, -1, 0, 100, out), ess::InternalError);
+  CHECK_THROWS_AS(model.select(0, 0, -1, 100, out), ess::InternalError);
+  CHECK_THROWS_AS(model.select(0, 0, 0, -1, out), ess::InternalError);
   model.select(4, 0, 0, 100, out);
   CHECK_THROWS_WITH(model.select(4, 0, 0, 101, out), Catch::Contains("steps must increase"));
-  CHECK_THROWS_AS(model.select(3, 0, 0, 101, out), std::invalid_argument);
+  CHECK_THROWS_AS(model.select(3, 0, 0, 101, out), ess::InternalError);
   CHECK_NOTHROW(model.select(4, 0, 1, 101, out));  // another request has its own order
 }

@@ -6,6 +6,7 @@
 #include "sim/config/serving_config.h"
 #include "sim/serving/arrivals.h"
 #include "sim/serving/trace_formats.h"
+#include "sim/base/error.h"
 
 using ess::ConfigError;
 using ess::parse_trace;
@@ -29,7 +30,7 @@ void fails(const char* format, const std::string& text, const std::string& needl
 TEST_CASE("trace formats: one parser per name the loader accepts", "[serving][trace]") {
   REQUIRE(ess::trace_formats().size() == ess::kTraceFormats.size());
   for (std::size_t i = 0; i < ess::kTraceFormats.size(); ++i) CHECK(ess::trace_formats()[i].name == ess::kTraceFormats[i]);
-  CHECK_THROWS_AS(parse_trace("sharegpt", "", "t", 1), std::invalid_argument);
+  CHECK_THROWS_AS(parse_trace("sharegpt", "", "t", 1), ess::InternalError);
 }
 
 TEST_CASE("trace formats: Mooncake's JSON lines, milliseconds since the first request", "[serving][trace]") {
