@@ -100,9 +100,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
 
   try {
     return action(out);
-  } catch (const Error& e) {
-    return report_error(e, err);
-  } catch (const std::exception& e) {
+  } catch (const std::exception& e) {  // an ess::Error with its exit code, anything else a bug
     return report_error(e, err);
   }
 }
