@@ -11,7 +11,7 @@ namespace ess {
 
 Bytes dispatch_bytes_per_copy(std::int64_t hidden) {
   check::at_least("dispatch_bytes_per_copy", "hidden", hidden, 1);
-  return Bytes(static_cast<double>(hidden) * (1.0 + kDispatchScaleBytes / kDispatchScaleGroup));
+  return Bytes(static_cast<double>(hidden) * (1.0 + static_cast<double>(kFp8ScaleBytes) / kFp8ScaleGroup));
 }
 
 Bytes combine_bytes_per_copy(std::int64_t hidden, DType activation_dtype) {

@@ -30,15 +30,14 @@
 #include "models/dtype.h"
 #include "models/hardware.h"
 #include "models/units.h"
+#include "sim/base/fp8.h"
 
 namespace ess {
 
 // Bytes of one dispatched (token, expert) copy: DeepEP dispatches fp8 activations with one fp32
-// scale per 128 values (the DeepSeek-V3 1 x 128 activation tiles, arXiv 2412.19437 section 3.3.2),
-// hidden x (1 + 4/128). The decode-step builder (sim/graph/decode_step.cpp add_moe) uses the same
-// sizes; tests/engine/alltoall_engine_test.cpp fails if the two drift apart.
-inline constexpr double kDispatchScaleGroup = 128.0;
-inline constexpr double kDispatchScaleBytes = 4.0;
+// scale per 128 values (sim/base/fp8.h), hidden x (1 + 4/128). The decode-step builder
+// (sim/graph/step_blocks.cpp add_moe) uses the same sizes; tests/engine/alltoall_engine_test.cpp
+// fails if the two drift apart.
 [[nodiscard]] Bytes dispatch_bytes_per_copy(std::int64_t hidden);
 // Bytes of one combined copy: the expert's output in the activation dtype, hidden x B(dtype).
 [[nodiscard]] Bytes combine_bytes_per_copy(std::int64_t hidden, DType activation_dtype);

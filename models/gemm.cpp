@@ -37,8 +37,8 @@ KernelCost grouped_cost(double weights, double m_rows, std::int64_t n_in, std::i
   const Flops flops(2.0 * m * n * k);
   double bytes = (m * k + g * k * n) * bytes_per_element(dtype) + m * n * bytes_per_element(out);
   if (fp8) {
-    const auto k_blocks = static_cast<double>(ceil_div(k_in, kFp8ScaleBlock));
-    const auto n_blocks = static_cast<double>(ceil_div(n_in, kFp8ScaleBlock));
+    const auto k_blocks = static_cast<double>(ceil_div(k_in, std::int64_t{kFp8ScaleGroup}));
+    const auto n_blocks = static_cast<double>(ceil_div(n_in, std::int64_t{kFp8ScaleGroup}));
     bytes += kFp8ScaleBytes * g * k_blocks * n_blocks;  // weight scales
     bytes += kFp8ScaleBytes * m * k_blocks;             // activation scales
   }

@@ -20,6 +20,7 @@
 #include "models/cost.h"
 #include "models/dtype.h"
 #include "models/hardware.h"
+#include "sim/base/fp8.h"
 
 namespace ess {
 
@@ -33,12 +34,7 @@ struct GemmShape {
   DType dtype = DType::bf16;
 };
 
-// Side of the square weight block and of the activation group that share one fp8 scale.
-// Source: DeepSeek-V3 config.json quantization_config.weight_block_size = [128, 128]; activations
-// are quantized per 1 x 128 tile (DeepSeek-V3 technical report, arXiv 2412.19437, section 3.3.2).
-inline constexpr std::int64_t kFp8ScaleBlock = 128;
-// Bytes of one fp8 scale: scales are fp32 (same sources).
-inline constexpr double kFp8ScaleBytes = 4.0;
+// The fp8 scale blocks and groups: kFp8ScaleGroup and kFp8ScaleBytes (sim/base/fp8.h).
 
 // Throws InputError if m, n or k < 1 or hardware.kernels.gemm is invalid, and
 // UnsupportedError if the GPU has no peak for `shape.dtype`.

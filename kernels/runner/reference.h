@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "sim/base/fp8.h"
+
 namespace ess::runner {
 
 // OCP FP8 E4M3 ("e4m3fn", as cuda_fp8.h's __nv_fp8_e4m3): 1 sign, 4 exponent (bias 7), 3 mantissa
@@ -29,9 +31,9 @@ namespace ess::runner {
 
 // A latent row (FlashMLA's fp8 KV cache layout): kv_lora fp8 e4m3 values, kv_lora / 128 fp32
 // scales (one per 128 values), rope bf16 values. 512 + 16 + 128 = 656 bytes for DeepSeek-V3.2.
-inline constexpr int kLatentScaleGroup = 128;
+inline constexpr int kLatentScaleGroup = kFp8ScaleGroup;
 [[nodiscard]] constexpr int latent_row_bytes(int kv_lora, int rope) {
-  return kv_lora + 4 * (kv_lora / kLatentScaleGroup) + 2 * rope;
+  return kv_lora + kFp8ScaleBytes * (kv_lora / kLatentScaleGroup) + 2 * rope;
 }
 // The row's kv_lora + rope values: fp8 x its group's scale, then the rope values.
 [[nodiscard]] std::vector<float> decode_latent_row(const std::uint8_t* row, int kv_lora, int rope);

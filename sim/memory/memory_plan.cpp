@@ -5,17 +5,17 @@
 #include <cmath>
 #include <cstdio>
 
+#include "sim/base/fp8.h"
 #include "sim/config/quantity.h"
-
 #include "sim/offload/prefetch.h"
+
 namespace ess {
 
 namespace {
 
-// DeepSeek-V3 fp8 weights carry one fp32 scale per 128 x 128 block (config.json
-// quantization_config.weight_block_size).
-constexpr std::int64_t kScaleBlock = 128;
-constexpr double kScaleBytes = 4.0;
+// fp8 weights carry one fp32 scale per kFp8ScaleGroup x kFp8ScaleGroup block (sim/base/fp8.h).
+constexpr std::int64_t kScaleBlock = kFp8ScaleGroup;
+constexpr double kScaleBytes = kFp8ScaleBytes;
 // Live hidden-size activation buffers during a layer (residual stream, normed input, attention
 // output, MLP output, MoE input and output): an estimate.
 constexpr double kLiveHiddenBuffers = 6.0;

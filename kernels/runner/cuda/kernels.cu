@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "kernels/runner/cuda/check.h"
+#include "sim/base/fp8.h"
 
 namespace ess::runner::gpu {
 
@@ -27,7 +28,8 @@ constexpr int kLatentDim = kKvLora + kRope;       // 576
 constexpr float kFp8Max = 448.0f;                 // largest finite e4m3
 constexpr float kLog2e = 1.4426950408889634f;
 
-static_assert(kLatentRowBytes == kKvLora + 4 * (kKvLora / 128) + 2 * kRope, "FlashMLA row layout");
+static_assert(kLatentRowBytes == kKvLora + ess::kFp8ScaleBytes * (kKvLora / ess::kFp8ScaleGroup) + 2 * kRope,
+              "FlashMLA row layout");
 
 // ---- helpers -----------------------------------------------------------------------------------
 
