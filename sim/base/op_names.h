@@ -1,4 +1,4 @@
-// The names of a decode step's operators and of their categories, written once for every program
+// The names of a step's operators, segments, layer kinds and categories, written once for every program
 // that names them: the simulator (sim/graph: decode_step.cpp, weight_gemms.cpp; sim/engine's
 // recorders), the GPU runner (kernels/runner: timeline.cpp, trace_file.cpp, cuda/decode_model.cpp),
 // the kernel bench (kernels/bench/sweep.cpp) and `ess-sim validate`, which matches the runner's
@@ -85,6 +85,36 @@ inline constexpr std::string_view prefetch = "prefetch";
 inline constexpr std::string_view wait_fetch = "wait fetch";
 inline constexpr std::string_view wait_writeback = "wait writeback";
 }  // namespace opname
+
+// Segment labels (Segment::label, sim/graph/op.h): the pieces of a step's graph the engine runs and
+// the trace names (layer N/label), written by sim/graph's builders. The on-demand fetch's stage is
+// labelled by its overlap policy (sim/offload/overlap_*.cpp).
+namespace segname {
+inline constexpr std::string_view embedding = "embedding";
+inline constexpr std::string_view attention = "attention";
+inline constexpr std::string_view attention_post = "attention_post";  // offload: after the fetch
+inline constexpr std::string_view attn_allreduce = "attn_allreduce";
+inline constexpr std::string_view mlp = "mlp";
+inline constexpr std::string_view mlp_allreduce = "mlp_allreduce";
+inline constexpr std::string_view moe_in = "moe_in";
+inline constexpr std::string_view dispatch = "dispatch";
+inline constexpr std::string_view experts = "experts";
+inline constexpr std::string_view combine = "combine";
+inline constexpr std::string_view moe_out = "moe_out";
+inline constexpr std::string_view moe_allreduce = "moe_allreduce";
+inline constexpr std::string_view mtp_in = "mtp_in";
+inline constexpr std::string_view head = "head";
+inline constexpr std::string_view host = "host";
+inline constexpr std::string_view wait_prefetch = "wait prefetch";
+}  // namespace segname
+
+// Layer kinds (DecodeStepBuilder::layer_kind, results.json's per-layer "kind").
+namespace layerkind {
+inline constexpr std::string_view dense = "dense";
+inline constexpr std::string_view moe = "moe";
+inline constexpr std::string_view mtp = "mtp";
+inline constexpr std::string_view head = "head";  // embedding and LM head, in per-layer results
+}  // namespace layerkind
 
 // Category names. The simulator's (OpCategory, sim/graph/op.h; results.json's time_by_category_s)
 // and the runner's trace categories agree for kernels; for the rest they differ on purpose:

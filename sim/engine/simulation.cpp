@@ -7,6 +7,7 @@
 #include <string>
 
 #include "sim/base/error.h"
+#include "sim/base/op_names.h"
 #include "sim/engine/engine_actors.h"
 #include "sim/engine/offload_source.h"
 #include "sim/engine/recorders.h"
@@ -38,7 +39,7 @@ void shape_result(RunResult& result, const Builder& builder) {
   result.gpu_steps.assign(idx(result.steps), std::vector<GpuStepTimes>(static_cast<std::size_t>(result.gpus)));
   for (int l = 0; l <= builder.layer_count(); ++l) {
     LayerTimes layer;
-    layer.kind = l < builder.layer_count() ? std::string(builder.layer_kind(l)) : "head";
+    layer.kind = l < builder.layer_count() ? std::string(builder.layer_kind(l)) : std::string(layerkind::head);
     result.layers.push_back(std::move(layer));
   }
   result.step_h2d_bytes.assign(idx(result.steps), 0.0);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "sim/base/op_names.h"
 #include "sim/engine/indexing.h"
 #include "sim/engine/recorders.h"
 
@@ -78,7 +79,7 @@ void TraceRecorder::prefetch_waited(int step, int gpu, const Segment& seg, const
   trace_.slice(pcie_h2d_track_[idx(gpu)], layer_name(seg.layer, opname::prefetch), "prefetch", prefetch.start,
                prefetch.end - prefetch.start,
                {{"bytes", prefetch.transfer->bytes}, {"queued_s", prefetch.start - prefetch.submitted}});
-  if (waited > 0) trace_.slice(compute_track_[idx(gpu)], "wait prefetch", "exposed", from, waited);
+  if (waited > 0) trace_.slice(compute_track_[idx(gpu)], std::string(segname::wait_prefetch), "exposed", from, waited);
 }
 
 void TraceRecorder::writeback_done(int step, int gpu, int layer, const TransferRun& writeback) {

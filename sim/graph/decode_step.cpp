@@ -75,8 +75,8 @@ void DecodeStepBuilder::add_attention(std::vector<Segment>& out, int layer, Toke
   const std::int64_t T = t.total();
   const std::int64_t TL = t.linear();
   const std::int64_t heads = m_.attention.heads / tp_;
-  constexpr std::string_view label = "attention";
-  const std::string_view post = offload ? "attention_post" : label;
+  constexpr std::string_view label = segname::attention;
+  const std::string_view post = offload ? segname::attention_post : label;
   blocks_.add_attention_input(out, layer, label, TL);
 
   if (m_.attention.kind == AttentionKind::mla) {
@@ -120,7 +120,7 @@ void DecodeStepBuilder::add_attention(std::vector<Segment>& out, int layer, Toke
   // A prompt chunk in the step (workload.prefill_chunk): its attention after the decode requests'.
   if (t.chunk.queries > 0) chunk_core_.add_core(out, layer, post, t.chunk);
   blocks_.add_attention_output(out, layer, post, TL);
-  blocks_.close_with_allreduce(out, layer, "attn_allreduce", TL, replica);
+  blocks_.close_with_allreduce(out, layer, segname::attn_allreduce, TL, replica);
   StepBlocks::append(out, layer, post,
                      blocks_.kernel(opname::attn_residual, OpCategory::elementwise, elementwise({TL * m_.hidden, 2, 1, act}, hw_)));
   if (offload && (t.offloaded > 0 || t.chunk.queries > 0)) {
@@ -286,7 +286,7 @@ void DecodeStepBuilder::add_offload_attention(std::vector<Segment>& out, int lay
         Segment wait;
         wait.kind = SegmentKind::prefetch_wait;
         wait.layer = layer;
-        wait.label = "wait prefetch";
+        wait.label = segname::wait_prefetch;
         out.push_back(std::move(wait));
       }
       add_prefetch(out, layer + prefetch_lookahead_, t, all);
@@ -295,7 +295,7 @@ void DecodeStepBuilder::add_offload_attention(std::vector<Segment>& out, int lay
     first = false;
     if (piece.fetch == FetchShare::none) {
       for (const AttentionPart part : piece.parts) {
-        StepBlocks::append(out, layer, piece.after_fetch ? "attention_post" : "attention", ops[static_cast<std::size_t>(part)]);
+        StepBlocks::append(out, layer, piece.after_fetch ? segname::attention_post : segname::attention, ops[static_cast<std::size_t>(part)]);
       }
       continue;
     }
@@ -325,7 +325,7 @@ StepPlan DecodeStepBuilder::build(int step, Rng& rng, const std::vector<LayerAcc
   // The serving engine's host time comes first: the GPUs wait for it.
   if (s_.execution.step_overhead.value() > 0) {
     for (auto& g : plan.gpus) {
-      StepBlocks::append(g.segments, -1, "host", Op{opname::step_overhead, OpCategory::host, s_.execution.step_overhead, Flops(0.0), Bytes(0.0)});
+      StepBlocks::append(g.segments, -1, segname::host, Op{opname::step_overhead, OpCategory::host, s_.execution.step_overhead, Flops(0.0), Bytes(0.0)});
     }
   }
   const std::int64_t top_k = m_.indexer ? m_.indexer->top_k : 0;
@@ -408,7 +408,7 @@ void DecodeStepBuilder::add_pass(std::vector<GpuStepPlan>& gpus, std::int64_t ba
     common([&](std::vector<Segment>& out, int replica) {
       add_attention(out, layer, main, context, replica, layers_access, layer_record(layer));
     });
-    if (blocks_.layer_kind(layer) == "moe") {
+    if (blocks_.layer_kind(layer) == layerkind::moe) {
       blocks_.add_moe(gpus, layer, main.linear(), rng, dedup, max_routed);
     } else {
       common([&](std::vector<Segment>& out, int replica) { blocks_.add_dense_mlp(out, layer, main.linear(), replica); });

@@ -36,12 +36,12 @@ PrefillStepBuilder::PrefillStepBuilder(const Scenario& scenario)
 
 void PrefillStepBuilder::add_attention(std::vector<Segment>& out, int layer, const PrefillWork& work, int replica) const {
   const std::int64_t T = work.queries;
-  constexpr std::string_view label = "attention";
+  constexpr std::string_view label = segname::attention;
   blocks_.add_attention_input(out, layer, label, T);
   core_.add_core(out, layer, label, work);
   blocks_.add_attention_output(out, layer, label, T);
-  blocks_.close_with_allreduce(out, layer, "attn_allreduce", T, replica);
-  StepBlocks::append(out, layer, "attention",
+  blocks_.close_with_allreduce(out, layer, segname::attn_allreduce, T, replica);
+  StepBlocks::append(out, layer, segname::attention,
                      blocks_.kernel(opname::attn_residual, OpCategory::elementwise,
                                     elementwise({T * m_.hidden, 2, 1, m_.activation_dtype}, hw_)));
 }
@@ -68,7 +68,7 @@ void PrefillStepBuilder::add_pass(std::vector<GpuStepPlan>& gpus, const PrefillW
   const AlltoallDedup dedup = AlltoallDedup::per_node;
   const std::int64_t T = work.queries;
   const auto mlp = [&](int layer) {
-    if (blocks_.layer_kind(layer) == "dense" || !m_.moe) {
+    if (blocks_.layer_kind(layer) == layerkind::dense || !m_.moe) {
       common([&](std::vector<Segment>& out, int replica) { blocks_.add_dense_mlp(out, layer, T, replica); });
     } else {
       blocks_.add_moe(gpus, layer, T, rng, dedup, kRoutedTokensPerPass);
@@ -99,7 +99,7 @@ StepPlan PrefillStepBuilder::build(int step, std::span<const PrefillPiece> piece
   plan.gpus.resize(static_cast<std::size_t>(blocks_.gpus()));
   if (s_.execution.step_overhead.value() > 0) {
     for (auto& g : plan.gpus) {
-      StepBlocks::append(g.segments, -1, "host",
+      StepBlocks::append(g.segments, -1, segname::host,
                          Op{opname::step_overhead, OpCategory::host, s_.execution.step_overhead, Flops(0.0), Bytes(0.0)});
     }
   }

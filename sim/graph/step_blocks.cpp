@@ -52,8 +52,8 @@ Op StepBlocks::kernel(std::string_view name, OpCategory category, const KernelCo
 }
 
 std::string_view StepBlocks::layer_kind(int layer) const {
-  if (layer >= m_.layers) return "mtp";
-  return (m_.moe && layer >= m_.moe->first_dense_layers) ? "moe" : "dense";
+  if (layer >= m_.layers) return layerkind::mtp;
+  return (m_.moe && layer >= m_.moe->first_dense_layers) ? layerkind::moe : layerkind::dense;
 }
 
 void StepBlocks::append(std::vector<Segment>& out, int layer, std::string_view label, Op op) {
@@ -132,7 +132,7 @@ void StepBlocks::add_attention_output(std::vector<Segment>& out, int layer, std:
 
 void StepBlocks::add_embedding(std::vector<Segment>& out, std::int64_t tokens) const {
   // Embedding lookup: gather one row per token.
-  append(out, -1, "embedding",
+  append(out, -1, segname::embedding,
          kernel(opname::embedding, OpCategory::elementwise,
                    elementwise({tokens * m_.hidden, 1, 1, m_.activation_dtype}, hw_)));
 }
@@ -141,14 +141,14 @@ void StepBlocks::add_dense_mlp(std::vector<Segment>& out, int layer, std::int64_
   const DType act = m_.activation_dtype;
   const DType w = m_.weight_dtype;
   const std::int64_t width = m_.dense_intermediate / tp_;
-  constexpr std::string_view label = "mlp";
+  constexpr std::string_view label = segname::mlp;
   append(out, layer, label, kernel(opname::ffn_norm, OpCategory::norm, norm({T, m_.hidden, act, norm_kind(m_.norm)}, hw_)));
   add_quant(out, layer, label, T, m_.hidden);
   append(out, layer, label, kernel(opname::gate_up, OpCategory::gemm, gemm({T, 2 * width, m_.hidden, w}, hw_)));
   append(out, layer, label, kernel(opname::act, OpCategory::elementwise, elementwise({T * width, 2, 1, act}, hw_)));
   add_quant(out, layer, label, T, width);
   append(out, layer, label, kernel(opname::down, OpCategory::gemm, gemm({T, m_.hidden, width, w}, hw_)));
-  close_with_allreduce(out, layer, "mlp_allreduce", T, replica);
+  close_with_allreduce(out, layer, segname::mlp_allreduce, T, replica);
   append(out, layer, label,
          kernel(opname::mlp_residual, OpCategory::elementwise, elementwise({T * m_.hidden, 2, 1, act}, hw_)));
 }
@@ -157,19 +157,19 @@ void StepBlocks::add_moe_input(std::vector<Segment>& out, int layer, std::int64_
   const auto& moe = *m_.moe;
   const DType act = m_.activation_dtype;
   const DType w = m_.weight_dtype;
-  append(out, layer, "moe_in", kernel(opname::ffn_norm, OpCategory::norm, norm({T, m_.hidden, act, norm_kind(m_.norm)}, hw_)));
-  append(out, layer, "moe_in",
+  append(out, layer, segname::moe_in, kernel(opname::ffn_norm, OpCategory::norm, norm({T, m_.hidden, act, norm_kind(m_.norm)}, hw_)));
+  append(out, layer, segname::moe_in,
          kernel(opname::router, OpCategory::gemm, gemm({T, moe.routed_experts, m_.hidden, DType::bf16}, hw_)));
-  append(out, layer, "moe_in",
+  append(out, layer, segname::moe_in,
          kernel(opname::router_topk, OpCategory::elementwise, elementwise({T * moe.routed_experts, 1, 1, DType::fp32}, hw_)));
   if (shared_width > 0) {
-    add_quant(out, layer, "moe_in", T, m_.hidden);
-    append(out, layer, "moe_in",
+    add_quant(out, layer, segname::moe_in, T, m_.hidden);
+    append(out, layer, segname::moe_in,
            kernel(opname::shared_gate_up, OpCategory::gemm, gemm({T, 2 * shared_width, m_.hidden, w}, hw_)));
-    append(out, layer, "moe_in",
+    append(out, layer, segname::moe_in,
            kernel(opname::shared_act, OpCategory::elementwise, elementwise({T * shared_width, 2, 1, act}, hw_)));
-    add_quant(out, layer, "moe_in", T, shared_width);
-    append(out, layer, "moe_in", kernel(opname::shared_down, OpCategory::gemm, gemm({T, m_.hidden, shared_width, w}, hw_)));
+    add_quant(out, layer, segname::moe_in, T, shared_width);
+    append(out, layer, segname::moe_in, kernel(opname::shared_down, OpCategory::gemm, gemm({T, m_.hidden, shared_width, w}, hw_)));
   }
 }
 
@@ -184,11 +184,11 @@ void StepBlocks::add_experts(std::vector<Segment>& out, int layer, std::span<con
     active += r > 0 ? 1 : 0;
   }
   if (rows == 0) return;
-  append(out, layer, "experts",
+  append(out, layer, segname::experts,
          kernel(opname::experts_gate_up, OpCategory::gemm, grouped_gemm({active, rows, 2 * width, m_.hidden, w}, rows_per_expert, hw_)));
-  append(out, layer, "experts",
+  append(out, layer, segname::experts,
          kernel(opname::experts_act, OpCategory::elementwise, elementwise({rows * width, 2, 1, act}, hw_)));
-  append(out, layer, "experts",
+  append(out, layer, segname::experts,
          kernel(opname::experts_down, OpCategory::gemm, grouped_gemm({active, rows, m_.hidden, width, w}, rows_per_expert, hw_)));
 }
 
@@ -239,11 +239,11 @@ void StepBlocks::add_tp_moe(std::vector<GpuStepPlan>& gpus, int layer, std::int6
                   width);
       // This GPU's partial sum of the experts' (and shared expert's) outputs, summed over the
       // replica by the all-reduce, then the residual add.
-      append(out, layer, "moe_out",
+      append(out, layer, segname::moe_out,
              kernel(opname::combine_sum, OpCategory::elementwise,
                        elementwise({T * m_.hidden, static_cast<int>(moe.experts_per_token) + 1, 1, act}, hw_)));
-      close_with_allreduce(out, layer, "moe_allreduce", T, replica);
-      append(out, layer, "moe_out",
+      close_with_allreduce(out, layer, segname::moe_allreduce, T, replica);
+      append(out, layer, segname::moe_out,
              kernel(opname::moe_residual, OpCategory::elementwise, elementwise({T * m_.hidden, 2, 1, act}, hw_)));
     }
   }
@@ -391,7 +391,7 @@ void StepBlocks::add_moe(std::vector<GpuStepPlan>& gpus, int layer, std::int64_t
     for (const Segment& seg : input) {
       for (const Op& op : seg.ops) append(out, layer, seg.label, op);
     }
-    out.push_back(alltoall(g, "dispatch", dispatch_bytes, false));
+    out.push_back(alltoall(g, segname::dispatch, dispatch_bytes, false));
 
     // Each expert's own rows: the kernel pads every expert to whole tiles (models/gemm.h).
     add_experts(out, layer,
@@ -400,22 +400,22 @@ void StepBlocks::add_moe(std::vector<GpuStepPlan>& gpus, int layer, std::int64_t
                 moe.expert_intermediate);
 
     // Expert outputs go back to the GPU each token came from.
-    out.push_back(alltoall(g, "combine", combine_bytes, true));
+    out.push_back(alltoall(g, segname::combine, combine_bytes, true));
 
     // Weighted sum of the experts' outputs (plus the shared expert's) and the residual add.
-    append(out, layer, "moe_out",
+    append(out, layer, segname::moe_out,
            kernel(opname::combine_sum, OpCategory::elementwise,
                      elementwise({T * m_.hidden, static_cast<int>(moe.experts_per_token) + 2, 1, act}, hw_)));
   }
 }
 
 void StepBlocks::add_head(std::vector<Segment>& out, int layer, std::int64_t T) const {
-  append(out, layer, "head",
+  append(out, layer, segname::head,
          kernel(opname::final_norm, OpCategory::norm, norm({T, m_.hidden, m_.activation_dtype, norm_kind(m_.norm)}, hw_)));
   // Vocabulary-parallel LM head under TP (each rank computes vocab / tp logits).
-  append(out, layer, "head",
+  append(out, layer, segname::head,
          kernel(opname::lm_head, OpCategory::gemm, gemm({T, m_.vocab / tp_, m_.hidden, m_.activation_dtype}, hw_)));
-  append(out, layer, "head",
+  append(out, layer, segname::head,
          kernel(opname::sampling, OpCategory::elementwise, elementwise({T * (m_.vocab / tp_), 1, 1, DType::fp32}, hw_)));
 }
 
@@ -423,12 +423,12 @@ void StepBlocks::add_mtp_projection(std::vector<Segment>& out, int layer, std::i
   const DType act = m_.activation_dtype;
   // DeepSeek-V3 MTP module: embed the previous token, RMSNorm it and the last hidden state, and
   // project their concatenation (2 x hidden -> hidden) before the module's transformer layer.
-  append(out, layer, "mtp_in",
+  append(out, layer, segname::mtp_in,
          kernel(opname::mtp_embedding, OpCategory::elementwise, elementwise({T * m_.hidden, 1, 1, act}, hw_)));
-  append(out, layer, "mtp_in",
+  append(out, layer, segname::mtp_in,
          kernel(opname::mtp_norms, OpCategory::norm, norm({T, 2 * m_.hidden, act, norm_kind(m_.norm)}, hw_)));
-  add_quant(out, layer, "mtp_in", T, 2 * m_.hidden);
-  append(out, layer, "mtp_in", kernel(opname::eh_proj, OpCategory::gemm, gemm({T, m_.hidden, 2 * m_.hidden, m_.weight_dtype}, hw_)));
+  add_quant(out, layer, segname::mtp_in, T, 2 * m_.hidden);
+  append(out, layer, segname::mtp_in, kernel(opname::eh_proj, OpCategory::gemm, gemm({T, m_.hidden, 2 * m_.hidden, m_.weight_dtype}, hw_)));
 }
 
 }  // namespace ess

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <numeric>
 
+#include "sim/base/op_names.h"
 #include "sim/offload/overlap.h"
 #include "sim/offload/prefetch.h"
 namespace ess {
@@ -333,7 +334,7 @@ nlohmann::ordered_json layers_json(const Scenario& s, const RunResult& r) {
     CategoryTimes busy{};
     for (std::size_t c = 0; c < busy.size(); ++c) busy[c] = lt.busy[c] / samples;
     const double time = std::accumulate(busy.begin(), busy.end(), 0.0) + lt.wait / samples;
-    const bool head = lt.kind == "head";
+    const bool head = lt.kind == layerkind::head;
     nlohmann::ordered_json layer = {{"layer", head ? -1 : static_cast<int>(l)},
                                     {"kind", lt.kind},
                                     {"time_s", time},
