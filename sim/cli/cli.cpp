@@ -18,6 +18,11 @@ std::string version_string() {
   return std::string("ess-sim ") + ESS_SIM_VERSION + " (SimGrid " + ESS_SIMGRID_VERSION + ")";
 }
 
+void add_set_option(CLI::App& command, std::vector<std::string>& sets, const std::string& scope) {
+  command.add_option("--set", sets, "Override a scenario field" + (scope.empty() ? "" : " " + scope) +
+                                        ": dotted.path=value (repeatable), e.g. --set workload.context_length=131072");
+}
+
 void add_allow_large_flag(CLI::App& command, bool& allow_large) {
   const ResourceLimits defaults;
   command.add_flag("--allow-large", allow_large,

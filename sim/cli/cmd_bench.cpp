@@ -29,14 +29,12 @@ void add_bench_command(CLI::App& app, CommandAction& action) {
   cmd->add_option("FILE", o->file, "Scenario JSON file")->required();
   cmd->add_option("--steps", o->steps, "Decode steps to simulate (default: workload.decode_steps)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000}));
-  cmd->add_option("--set", o->sets, "Override a field: dotted.path=value (repeatable)");
+  add_set_option(*cmd, o->sets);
   cmd->add_flag("--json", o->json, "Print a JSON object instead of the table");
   add_allow_large_flag(*cmd, o->allow_large);
   cmd->callback([o, &action] {
     action = [o](std::ostream& out) {
-      std::vector<Override> overrides;
-      for (const auto& s : o->sets) overrides.push_back(parse_override(s));
-      const Scenario scenario = load_scenario(o->file, overrides);
+      const Scenario scenario = load_scenario(o->file, parse_overrides(o->sets));
       if (scenario.serving) return bench_serving_scenario(scenario, o->json, out);
       Simulation sim(scenario, SimulationOptions{o->steps, 0, resource_limits(o->allow_large)});
       const auto begin = std::chrono::steady_clock::now();

@@ -21,14 +21,11 @@ void add_check_command(CLI::App& app, CommandAction& action) {
   auto* cmd = app.add_subcommand("check", "Validate a scenario and print it resolved: every value the simulator "
                                           "will use, with its source (preset, file, --set or default)");
   cmd->add_option("FILE", opts->file, "Scenario JSON file")->required();
-  cmd->add_option("--set", opts->sets, "Override a field: dotted.path=value (repeatable), e.g. "
-                                       "--set workload.context_length=131072");
+  add_set_option(*cmd, opts->sets);
   add_allow_large_flag(*cmd, opts->allow_large);
   cmd->callback([opts, &action] {
     action = [opts](std::ostream& out) {
-      std::vector<Override> overrides;
-      for (const auto& s : opts->sets) overrides.push_back(parse_override(s));
-      const Scenario scenario = load_scenario(opts->file, overrides);
+      const Scenario scenario = load_scenario(opts->file, parse_overrides(opts->sets));
       // What `run` would refuse before simulating (memory, cost models, a replay trace, resource
       // limits), `check` refuses too.
       (void)preflight(scenario, 0, 1, resource_limits(opts->allow_large));

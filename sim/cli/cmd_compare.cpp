@@ -146,7 +146,7 @@ void add_compare_command(CLI::App& app, CommandAction& action) {
   cmd->add_option("--seed-list", o->seed_list, "Run every scenario with these seeds, e.g. 1,5,9")->excludes(seeds_option);
   cmd->add_option("--steps", o->steps, "Decode steps per run (default: each scenario's workload.decode_steps)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000}));
-  cmd->add_option("--set", o->sets, "Override a field of every scenario: dotted.path=value (repeatable; not seed)");
+  add_set_option(*cmd, o->sets, "of every scenario (not seed)");
   cmd->add_option("--jobs", o->jobs, "Runs at once (default: the hardware's cores)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{4096}));
   cmd->add_option("--confidence", o->confidence, "Confidence level of the intervals, in (0, 1) (default 0.95)");
@@ -172,12 +172,11 @@ void add_compare_command(CLI::App& app, CommandAction& action) {
       } else {
         for (std::size_t s = 1; s <= o->seeds; ++s) seeds.push_back(s);
       }
-      std::vector<Override> overrides;
-      for (const auto& s : o->sets) {
-        overrides.push_back(parse_override(s));
-        if (overrides.back().path == std::vector<std::string>{"seed"}) {
-          throw ConfigError("--set " + s, "", "compare sets each run's seed itself; choose the seeds with --seeds N "
-                                              "or --seed-list 1,5,9");
+      std::vector<Override> overrides = parse_overrides(o->sets);
+      for (const auto& set : overrides) {
+        if (set.path == std::vector<std::string>{"seed"}) {
+          throw ConfigError("--set " + set.argument, "", "compare sets each run's seed itself; choose the seeds with "
+                                                         "--seeds N or --seed-list 1,5,9");
         }
       }
       overrides.push_back(parse_override("seed=" + std::to_string(seeds.front())));

@@ -39,9 +39,7 @@ struct Row {
 };
 
 int print_prefill(const PrefillOptions& o, std::ostream& out) {
-  std::vector<Override> overrides;
-  for (const auto& s : o.sets) overrides.push_back(parse_override(s));
-  const Scenario base = load_scenario(o.file, overrides);
+  const Scenario base = load_scenario(o.file, parse_overrides(o.sets));
   std::vector<Row> rows;
   for (const std::int64_t length : o.prompt_lengths) {
     Scenario s = base;
@@ -103,7 +101,7 @@ void add_cost_prefill_command(CLI::App* cost, CommandAction& action) {
                   "Prompt tokens per GPU per step (default: the prompt length, one prompt per GPU)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 20));
   cmd->add_option("--steps", o->steps, "Steps simulated per prompt length (default 1)")->check(CLI::Range(1, 100));
-  cmd->add_option("--set", o->sets, "Override a scenario field: dotted.path=value (repeatable)");
+  add_set_option(*cmd, o->sets);
   cmd->add_flag("--json", o->json, "Print JSON");
   cmd->callback([o, &action] { action = [o](std::ostream& out) { return print_prefill(*o, out); }; });
 }

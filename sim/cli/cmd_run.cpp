@@ -37,16 +37,14 @@ void add_run_command(CLI::App& app, CommandAction& action) {
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000}));
   cmd->add_option("--trace-steps", o->trace_steps, "Steps recorded in trace.json with -o (default 1; 0 for none)")
       ->check(CLI::Range(0, 1000));
-  cmd->add_option("--set", o->sets, "Override a field: dotted.path=value (repeatable)");
+  add_set_option(*cmd, o->sets);
   cmd->add_flag("--json", o->json, "Print results.json to stdout instead of the summary table");
   add_allow_large_flag(*cmd, o->allow_large);
   // Sweeps share cache-simulation results between their points (sim/engine/access_store.h).
   cmd->add_option("--access-store", o->access_store, "")->group("");
   cmd->callback([o, &action] {
     action = [o](std::ostream& out) {
-      std::vector<Override> overrides;
-      for (const auto& s : o->sets) overrides.push_back(parse_override(s));
-      const Scenario scenario = load_scenario(o->file, overrides);
+      const Scenario scenario = load_scenario(o->file, parse_overrides(o->sets));
       if (scenario.serving) return run_serving_scenario(scenario, o->out_dir, o->json, out);
       // Without -o nothing is written, so no trace is recorded.
       SimulationOptions options{o->steps, o->out_dir.empty() ? 0 : o->trace_steps, resource_limits(o->allow_large)};

@@ -101,7 +101,7 @@ struct Common {
 
 void add_common(CLI::App* cmd, Common& c, bool simulates) {
   cmd->add_option("SCENARIO", c.scenario, "Scenario JSON file")->required();
-  cmd->add_option("--set", c.sets, "Override a field of every probe: dotted.path=value (repeatable)");
+  add_set_option(*cmd, c.sets, "of every probe");
   if (simulates) {
     cmd->add_option("--steps", c.steps, "Decode steps per probe (default: workload.decode_steps)")
         ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000000}));
@@ -199,7 +199,7 @@ void add_search_command(CLI::App& app, CommandAction& action) {
                                            "for each decode node count, against the colocated alternative, so that every "
                                            "request completes and a share of them meet serving.slo");
   pdc->add_option("SCENARIO", pd->scenario, "Serving scenario with serving.prefill.mode \"disaggregated\"")->required();
-  pdc->add_option("--set", pd->sets, "Override a field: dotted.path=value (repeatable)");
+  add_set_option(*pdc, pd->sets);
   pdc->add_option("--max-instances", pd->max_instances, "Most prefill instances to try (default 16)")->check(CLI::Range(1, 4096));
   pdc->add_option("--attainment", pd->attainment, "Share of completed requests that must meet every SLO (default 0.9)")
       ->check(CLI::Range(0.0, 1.0));

@@ -27,10 +27,9 @@ struct Candidate {
 };
 
 Scenario load_probe(const PdSearch& q, const std::vector<std::string>& more) {
-  std::vector<Override> overrides;
-  for (const auto& s : q.sets) overrides.push_back(parse_override(s));
-  for (const auto& s : more) overrides.push_back(parse_override(s));
-  return load_scenario(q.scenario, overrides);
+  std::vector<std::string> sets = q.sets;
+  sets.insert(sets.end(), more.begin(), more.end());
+  return load_scenario(q.scenario, parse_overrides(sets));
 }
 
 // The overrides that put the scenario's decode side on `nodes` nodes (none for its own count).

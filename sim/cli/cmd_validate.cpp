@@ -69,16 +69,14 @@ void add_validate_command(CLI::App& app, CommandAction& action) {
   cmd->add_option("--categories", o->categories,
                   "Kernel-name to category mapping for PyTorch profiler traces (default: validate/kineto-categories.json, "
                   "built in)");
-  cmd->add_option("--set", o->sets, "Override a scenario field: dotted.path=value (repeatable)");
+  add_set_option(*cmd, o->sets);
   cmd->add_option("-o,--output", o->output, "Also write the report as JSON to this file");
   cmd->add_flag("--json", o->json, "Print the report as JSON instead of the table");
   cmd->add_option("--prepare", o->prepare, "Write DIR/NAME.args and DIR/NAME.esstrace for kernels/ess-runner");
   cmd->add_option("--name", o->name, "Name of the prepared configuration (default: the scenario file's stem)");
   cmd->callback([o, &action] {
     action = [o](std::ostream& out) {
-      std::vector<Override> overrides;
-      for (const auto& s : o->sets) overrides.push_back(parse_override(s));
-      const Scenario scenario = load_scenario(o->scenario, overrides);
+      const Scenario scenario = load_scenario(o->scenario, parse_overrides(o->sets));
       require_decode_scenario(scenario, "validate");
       if (!o->prepare.empty()) {
         if (!o->trace.empty()) throw ConfigError("--prepare", "", "give either --prepare or --trace, not both");

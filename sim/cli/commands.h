@@ -21,6 +21,9 @@ using CommandAction = std::function<int(std::ostream& out)>;
 // --allow-large on the commands that simulate: run past the resource limits (sim/README.md).
 void add_allow_large_flag(CLI::App& command, bool& allow_large);
 [[nodiscard]] ResourceLimits resource_limits(bool allow_large);
+// --set on the commands that load a scenario (parse_overrides reads what it collects); `scope`
+// says whose fields it overrides when that is not the one scenario's ("of every probe").
+void add_set_option(CLI::App& command, std::vector<std::string>& sets, const std::string& scope = "");
 // A positive, finite duration option ("500ms", "90s"), in seconds; ConfigError naming `option`
 // and giving `example` otherwise.
 [[nodiscard]] double positive_duration(const std::string& text, const std::string& option, const std::string& example);

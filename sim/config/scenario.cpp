@@ -594,6 +594,13 @@ Override parse_override(std::string_view argument) {
   return o;
 }
 
+std::vector<Override> parse_overrides(const std::vector<std::string>& arguments) {
+  std::vector<Override> out;
+  out.reserve(arguments.size());
+  for (const auto& a : arguments) out.push_back(parse_override(a));
+  return out;
+}
+
 Scenario load_scenario_text(std::string_view text, const std::string& origin, const std::vector<Override>& overrides,
                             const std::filesystem::path& base_dir) {
   nlohmann::json document = parse_json_text(text, origin);

@@ -176,6 +176,8 @@ struct Override {
 
 // Parses "a.b.c=value"; ConfigError naming the argument when malformed.
 [[nodiscard]] Override parse_override(std::string_view argument);
+// Each --set argument parsed, in order.
+[[nodiscard]] std::vector<Override> parse_overrides(const std::vector<std::string>& arguments);
 
 // Loads, merges and validates. Throws ConfigError on any bad input.
 [[nodiscard]] Scenario load_scenario(const std::string& path, const std::vector<Override>& overrides = {});

@@ -221,9 +221,7 @@ SweepRunSummary run_sweep(const SweepSpec& spec, const SweepRunOptions& o) {
       const auto sets = p.overrides();
       std::string sha;
       try {
-        std::vector<Override> overrides;
-        for (const auto& s : sets) overrides.push_back(parse_override(s));
-        const Scenario s = load_scenario_text(base_text, spec.base, overrides, base_path.parent_path());
+        const Scenario s = load_scenario_text(base_text, spec.base, parse_overrides(sets), base_path.parent_path());
         require_decode_scenario(s, "a sweep");
         sha = sha256_hex(format_resolved(s.resolved));
       } catch (const ConfigError& e) {

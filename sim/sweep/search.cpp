@@ -22,14 +22,9 @@ std::string number(double v) {
   return text;
 }
 
-std::vector<Override> parse_all(const std::vector<std::string>& sets) {
-  std::vector<Override> out;
-  for (const auto& s : sets) out.push_back(parse_override(s));
-  return out;
-}
 
 Scenario load_with(const std::string& scenario, const std::vector<std::string>& sets) {
-  Scenario s = load_scenario(scenario, parse_all(sets));
+  Scenario s = load_scenario(scenario, parse_overrides(sets));
   require_decode_scenario(s, "search");
   return s;
 }
