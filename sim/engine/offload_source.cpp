@@ -7,7 +7,6 @@
 #include "sim/engine/simulation.h"
 #include "sim/offload/heat_model.h"
 #include "sim/offload/prefetch.h"
-#include "sim/offload/synthetic_access.h"
 
 namespace ess {
 
@@ -15,7 +14,7 @@ namespace {
 
 // Every input of the cache simulation (see access_store.h), and the binary that computes it (its
 // size and modification time: a rebuilt binary never reads another's results).
-std::string access_store_key(const CacheSimConfig& c, const SyntheticAccessParams& p, const DecodeStepBuilder& builder,
+std::string access_store_key(const CacheSimConfig& c, const AccessModel& access, const DecodeStepBuilder& builder,
                              std::int64_t steps) {
   nlohmann::json k;
   struct stat self{};
@@ -24,7 +23,7 @@ std::string access_store_key(const CacheSimConfig& c, const SyntheticAccessParam
   }
   k["pools"] = {c.layers, c.top_k, c.sampled_requests, c.warmup_windows, c.capacity_ratio, c.capacity_entries,
                 c.pinned_recent, c.policy, c.heat_decay};
-  k["synthetic"] = {p.layers, p.top_k, p.recent_window, p.distance_exponent, p.seed, p.retention, p.prefill_retention};
+  k["access"] = access.store_key();
   if (!c.predictor.empty()) k["prefetch"] = {c.predictor, c.prefetch_budget, c.predictor_seed, c.predictor_model.empty() ? "" : heat_model_sha256(c.predictor_model)};
   std::vector<std::int64_t> contexts;
   for (int step = 0; step < steps; ++step) contexts.push_back(builder.context_at(step));
@@ -35,20 +34,12 @@ std::string access_store_key(const CacheSimConfig& c, const SyntheticAccessParam
 }  // namespace
 
 OffloadSource::OffloadSource(const Scenario& scenario, const DecodeStepBuilder& builder, std::int64_t steps,
-                             const std::filesystem::path& store, std::unique_ptr<ReplayAccess> replay)
-    : store_(store), offload_(scenario.cache.mode == CacheMode::offload) {
+                             const std::filesystem::path& store, std::unique_ptr<AccessModel> access)
+    : store_(store), access_model_(std::move(access)), offload_(scenario.cache.mode == CacheMode::offload) {
   if (!offload_) return;
+  if (access_model_ == nullptr) throw InternalError("OffloadSource: an offload run without its access model");
   const auto& c = scenario.cache;
   const std::int64_t top_k = scenario.model.indexer->top_k;
-  if (c.access.model == "replay") {
-    access_model_ = std::move(replay);  // loaded and checked against this run by preflight()
-  } else {
-    SyntheticAccessParams params = c.access.synthetic;  // the scenario's locality
-    params.layers = builder.layer_count();
-    params.top_k = top_k;
-    params.seed = synthetic_access_seed(scenario.seed);
-    access_model_ = std::make_unique<SyntheticAccess>(params);
-  }
   CacheSimConfig cc;
   cc.layers = builder.layer_count();
   cc.top_k = top_k;
@@ -65,9 +56,8 @@ OffloadSource::OffloadSource(const Scenario& scenario, const DecodeStepBuilder& 
     cc.predictor_model = c.prefetch.model;
   }
   cc.heat_decay = c.heat_decay;
-  if (!store_.empty() && c.access.model != "replay") {
-    const auto& synthetic = static_cast<const SyntheticAccess&>(*access_model_);
-    store_key_ = access_store_key(cc, synthetic.params(), builder, steps);
+  if (!store_.empty() && !access_model_->store_key().empty()) {
+    store_key_ = access_store_key(cc, *access_model_, builder, steps);
     stored_ = load_access_steps(store_, store_key_, static_cast<std::size_t>(steps),
                                 static_cast<std::size_t>(builder.layer_count()));
   }

@@ -14,18 +14,19 @@
 #include "sim/engine/access_store.h"
 #include "sim/engine/step_plans.h"
 #include "sim/graph/decode_step.h"
-#include "sim/offload/access_trace.h"
+#include "sim/offload/access_model.h"
 #include "sim/offload/cache_sim.h"
 
 namespace ess {
 
 class OffloadSource {
  public:
-  // Outside offload mode it provides nothing. `replay`: the trace preflight() loaded and checked
-  // (cache.access.model "replay"); `store`: SimulationOptions::access_store (synthetic model only).
+  // Outside offload mode it provides nothing. `access`: the access model preflight() made and
+  // checked (Preflight::access); `store`: SimulationOptions::access_store (used for models whose
+  // results may be stored, AccessModel::store_key).
   // `scenario` and `builder` must outlive it.
   OffloadSource(const Scenario& scenario, const DecodeStepBuilder& builder, std::int64_t steps,
-                const std::filesystem::path& store, std::unique_ptr<ReplayAccess> replay);
+                const std::filesystem::path& store, std::unique_ptr<AccessModel> access);
   OffloadSource(const OffloadSource&) = delete;
   OffloadSource& operator=(const OffloadSource&) = delete;
 

@@ -13,6 +13,7 @@
 #include "sim/graph/op.h"
 #include "sim/graph/prefill_step.h"
 #include "sim/base/rng.h"
+#include "sim/engine/simulation.h"
 #include "sim/offload/access_model.h"
 
 namespace ess {
@@ -91,52 +92,26 @@ void enforce(const ResourceEstimate& e, const ResourceLimits& limits) {
   }
 }
 
-// The steps and contexts the cache simulation will ask a replay trace for (CacheSimulator::warm_up
-// then step): every warm-up window with a positive context, then every simulated step.
-void check_replay(const ReplayAccess& replay, const Scenario& s, const DecodeStepBuilder& builder, std::int64_t steps) {
+// The calls the cache simulation will make (CacheSimulator::warm_up then step): every warm-up
+// window with a positive context, then every simulated step.
+AccessDemand access_demand(const Scenario& s, const DecodeStepBuilder& builder, std::int64_t steps) {
   const auto& c = s.cache;
-  const auto fail = [&](const std::string& message) {
-    throw AccessTraceError(replay.path(), std::nullopt, message);
-  };
-  const std::int64_t top_k = s.model.indexer->top_k;
-  if (replay.layers() != builder.layer_count()) {
-    fail("the trace has " + std::to_string(replay.layers()) + " layers; this scenario's model has " +
-         std::to_string(builder.layer_count()) + " (with its MTP modules in use)");
-  }
-  if (replay.top_k() != top_k) {
-    fail("the trace was recorded with top_k " + std::to_string(replay.top_k()) + "; this scenario's model selects " +
-         std::to_string(top_k) + " (model.indexer.top_k)");
-  }
-  if (replay.requests() < c.sampled_requests) {
-    fail("the trace holds " + std::to_string(replay.requests()) + " requests; this scenario samples " +
-         std::to_string(c.sampled_requests) + " (cache.sampled_requests)");
-  }
-  const auto& recorded = replay.steps();
-  const auto need = [&](int step, std::int64_t context, const std::string& why) {
-    const auto it = std::lower_bound(recorded.begin(), recorded.end(), step,
-                                     [](const TraceStep& t, int v) { return t.step < v; });
-    std::string held = recorded.empty() ? "no steps"
-                                        : "steps " + std::to_string(recorded.front().step) + " to " +
-                                              std::to_string(recorded.back().step);
-    if (it == recorded.end() || it->step != step) {
-      fail("step " + std::to_string(step) + " is not recorded (the trace holds " + held + "); this run needs " + why);
-    }
-    if (it->context != context) {
-      fail("step " + std::to_string(step) + " was recorded at context " + std::to_string(it->context) +
-           "; this run has context " + std::to_string(context) + " then (workload.context_length = " +
-           std::to_string(s.workload.context_length) + ", growing by workload.mtp.acceptance per step)");
-    }
-  };
+  AccessDemand d;
+  d.layers = builder.layer_count();
+  d.top_k = s.model.indexer->top_k;
+  d.sampled_requests = c.sampled_requests;
   const std::int64_t context = builder.context_at(0);
   for (std::int64_t w = c.warmup_windows; w >= 1; --w) {
-    if (context - w < 1) continue;
-    need(static_cast<int>(-w), context - w,
-         "warm-up windows -" + std::to_string(c.warmup_windows) + " to -1 (cache.warmup_windows)");
+    if (context - w >= 1) d.warmup.push_back({static_cast<int>(-w), context - w});
   }
+  d.warmup_setting = "warm-up windows -" + std::to_string(c.warmup_windows) + " to -1 (cache.warmup_windows)";
   for (std::int64_t step = 0; step < steps; ++step) {
-    need(static_cast<int>(step), builder.context_at(static_cast<int>(step)),
-         "steps 0 to " + std::to_string(steps - 1) + " (workload.decode_steps or --steps)");
+    d.steps.push_back({static_cast<int>(step), builder.context_at(static_cast<int>(step))});
   }
+  d.steps_setting = "steps 0 to " + std::to_string(steps - 1) + " (workload.decode_steps or --steps)";
+  d.context_setting = "workload.context_length = " + std::to_string(s.workload.context_length) +
+                      ", growing by workload.mtp.acceptance per step";
+  return d;
 }
 
 }  // namespace
@@ -154,7 +129,7 @@ double ResourceEstimate::wall_seconds() const {
 }
 
 ResourceEstimate estimate_resources(const Scenario& s, std::int64_t batch_per_gpu, std::int64_t steps,
-                                    int trace_steps, std::uint64_t replay_file_bytes) {
+                                    int trace_steps, double access_model_bytes) {
   const auto& m = s.model;
   const double gpus = static_cast<double>(s.hardware.nodes) * static_cast<double>(s.hardware.gpu.count);
   const double ep = static_cast<double>(s.parallelism.expert_parallel);
@@ -184,9 +159,7 @@ ResourceEstimate estimate_resources(const Scenario& s, std::int64_t batch_per_gp
     const double sampled = static_cast<double>(s.cache.sampled_requests);
     e.memory.push_back({"cache simulation", "cache.sampled_requests = " + std::to_string(s.cache.sampled_requests),
                         layers * sampled * final_context * kPoolBytesPerPosition});
-    // The file, and one offset per record (a record takes at least 3 bytes).
-    e.memory.push_back({"replay trace", "cache.access.file",
-                        static_cast<double>(replay_file_bytes) * (1.0 + 8.0 / 3.0)});
+    e.memory.push_back({"access model", "cache.access", access_model_bytes});
     const double top_k = static_cast<double>(m.indexer ? m.indexer->top_k : 0);
     const double windows = static_cast<double>(s.cache.warmup_windows);
     e.wall.push_back({"cache simulation", "cache.sampled_requests x (cache.warmup_windows + steps) = " +
@@ -230,29 +203,32 @@ Preflight preflight(const Scenario& scenario, std::int64_t steps, int trace_step
   p.memory = plan_memory(scenario, p.batch_per_gpu);
 
   const bool offload = scenario.cache.mode == CacheMode::offload;
-  const bool replay = offload && access_model_reads_file(scenario.cache.access.model);
-  std::uint64_t replay_bytes = 0;
-  if (replay) {
-    std::error_code ec;
-    const auto size = std::filesystem::file_size(scenario.cache.access.file, ec);
-    if (!ec) replay_bytes = size;
+  AccessModelInputs access;
+  double access_bytes = 0.0;
+  if (offload) {
+    access.top_k = scenario.model.indexer->top_k;
+    access.seed = synthetic_access_seed(scenario.seed);
+    access.file = scenario.cache.access.file;
+    access.locality = &scenario.cache.access.synthetic;
+    access_bytes = access_model_memory_bytes(scenario.cache.access.model, access);
   }
-  p.estimate = estimate_resources(scenario, p.batch_per_gpu, p.steps, trace_steps, replay_bytes);
+  p.estimate = estimate_resources(scenario, p.batch_per_gpu, p.steps, trace_steps, access_bytes);
   enforce(p.estimate, limits);
 
   const auto& placement = p.memory.placement;
   const DecodeStepBuilder builder(scenario, p.batch_per_gpu, offload ? placement.offloaded : 0, placement.cold_fraction);
-  if (replay) {
-    p.replay = std::make_unique<ReplayAccess>(scenario.cache.access.file);
-    check_replay(*p.replay, scenario, builder, p.steps);
+  if (offload) {
+    access.layers = builder.layer_count();
+    p.access = make_access_model(scenario.cache.access.model, access);
+    p.access->check_serves(access_demand(scenario, builder, p.steps));
   }
   // Price every operator of the first and the last step (the context grows in between): a cost
   // model that cannot price one (no peak for the model's dtype, say) fails here, with its message.
-  const std::vector<LayerAccess> access(static_cast<std::size_t>(builder.layer_count()));
+  const std::vector<LayerAccess> no_misses(static_cast<std::size_t>(builder.layer_count()));
   try {
     for (const std::int64_t step : {std::int64_t{0}, p.steps - 1}) {
       Rng rng(scenario.seed);
-      (void)builder.build(static_cast<int>(step), rng, offload ? &access : nullptr);
+      (void)builder.build(static_cast<int>(step), rng, offload ? &no_misses : nullptr);
       if (p.steps == 1) break;
     }
   } catch (const UnsupportedError& e) {

@@ -15,7 +15,7 @@
 #include "sim/base/error.h"
 #include "sim/config/scenario.h"
 #include "sim/memory/memory_plan.h"
-#include "sim/offload/access_trace.h"
+#include "sim/offload/access_model.h"
 
 namespace ess {
 
@@ -51,7 +51,9 @@ struct Preflight {
   MemoryBudget memory;
   std::int64_t steps = 0;
   ResourceEstimate estimate;
-  std::unique_ptr<ReplayAccess> replay;  // offload with cache.access.model "replay": loaded and checked
+  // Offload: the access model (cache.access.model), made from the registry and checked against the
+  // run's demand (a trace's coverage); nullptr otherwise.
+  std::unique_ptr<AccessModel> access;
 };
 
 // `steps`: the steps the run simulates (0: workload.decode_steps); `trace_steps`: the steps its
@@ -64,6 +66,6 @@ struct Preflight {
 // The estimate alone (no limits, no plans built); exposed for tests and `bench`.
 [[nodiscard]] ResourceEstimate estimate_resources(const Scenario& scenario, std::int64_t batch_per_gpu,
                                                   std::int64_t steps, int trace_steps,
-                                                  std::uint64_t replay_file_bytes);
+                                                  double access_model_bytes);
 
 }  // namespace ess

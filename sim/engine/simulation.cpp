@@ -104,7 +104,7 @@ RunResult Simulation::run() {
     throw InternalError("Simulation: record_ops_of_gpu is " + std::to_string(*options_.record_ops_of_gpu) +
                         ", the run has " + std::to_string(result.gpus) + " GPUs");
   }
-  OffloadSource offload(scenario_, builder, result.steps, options_.access_store, std::move(checked.replay));
+  OffloadSource offload(scenario_, builder, result.steps, options_.access_store, std::move(checked.access));
   PlanCache plans(builder, scenario_.seed, result.gpus, offload.access());
 
   // The recorders, then the engine.

@@ -1,8 +1,9 @@
 // The access models: one line each (the scenarios' default is synthetic).
 #include <array>
+#include <filesystem>
 #include <memory>
-#include <optional>
 #include <string>
+#include <system_error>
 
 #include "sim/base/error.h"
 #include "sim/offload/access_model.h"
@@ -14,30 +15,34 @@ namespace ess {
 namespace {
 
 std::unique_ptr<AccessModel> make_synthetic(const AccessModelInputs& in) {
-  SyntheticAccessParams params;  // the defaults of synthetic_access.h but for these three
+  SyntheticAccessParams params = in.locality != nullptr ? *in.locality : SyntheticAccessParams{};
   params.layers = in.layers;
   params.top_k = in.top_k;
   params.seed = in.seed;
   return std::make_unique<SyntheticAccess>(params);
 }
 
+double no_memory(const AccessModelInputs& /*in*/) { return 0.0; }
+
+// Checked against the run by preflight (AccessModel::check_serves), with the settings to change.
 std::unique_ptr<AccessModel> make_replay(const AccessModelInputs& in) {
   if (in.file.empty()) throw InputError("access model replay: no trace file given");
-  auto replay = std::make_unique<ReplayAccess>(in.file);
-  if (replay->layers() != in.layers || replay->top_k() != in.top_k) {
-    throw AccessTraceError(in.file, std::nullopt,
-                           "the trace has " + std::to_string(replay->layers()) + " layers and top_k " +
-                               std::to_string(replay->top_k()) + "; expected " + std::to_string(in.layers) +
-                               " and " + std::to_string(in.top_k));
-  }
-  return replay;
+  return std::make_unique<ReplayAccess>(in.file);
 }
 
-const std::array<Registered<AccessModelFactory>, 2> kAccessModels{{
+// The file, and one offset per record (a record takes at least 3 bytes); 0 if it cannot be read
+// (the reader then says why).
+double replay_memory(const AccessModelInputs& in) {
+  std::error_code ec;
+  const auto size = std::filesystem::file_size(in.file, ec);
+  return ec ? 0.0 : static_cast<double>(size) * (1.0 + 8.0 / 3.0);
+}
+
+const auto kAccessModels = std::to_array<Registered<AccessModelFactory>>({
     {"synthetic", "a seeded generator with temporal locality, tuned to the ESS paper's per-layer misses",
-     {&make_synthetic, false}},
-    {"replay", "recorded top-k selections read from cache.access.file (an ESS-TOPK trace)", {&make_replay, true}},
-}};
+     {&make_synthetic, false, &no_memory}},
+    {"replay", "recorded top-k selections read from cache.access.file (an ESS-TOPK trace)", {&make_replay, true, &replay_memory}},
+});
 
 }  // namespace
 
@@ -49,6 +54,10 @@ std::unique_ptr<AccessModel> make_access_model(std::string_view name, const Acce
 
 bool access_model_reads_file(std::string_view name) {
   return registered(access_models(), "access", name).make.reads_file;
+}
+
+double access_model_memory_bytes(std::string_view name, const AccessModelInputs& inputs) {
+  return registered(access_models(), "access", name).make.memory_bytes(inputs);
 }
 
 }  // namespace ess

@@ -90,6 +90,9 @@ class ReplayAccess final : public AccessModel {
   [[nodiscard]] const std::vector<TraceStep>& steps() const { return steps_; }
   [[nodiscard]] const std::filesystem::path& path() const { return path_; }
 
+  // Throws AccessTraceError naming what `demand` needs that the file lacks (replay_demand.cpp).
+  void check_serves(const AccessDemand& demand) const override;
+
  private:
   std::filesystem::path path_;
   std::string bytes_;

@@ -29,6 +29,7 @@ set(ESS_OFFLOAD_SOURCES
   prefetch_on_demand.cpp
   prefetch_registry.cpp
   prefetch_tiered.cpp
+  replay_demand.cpp
   synthetic_access.cpp
 )
 list(TRANSFORM ESS_OFFLOAD_SOURCES PREPEND ${CMAKE_CURRENT_LIST_DIR}/)

@@ -8,6 +8,8 @@
 #include <string>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
 #include "sim/base/error.h"
 
 namespace ess {
@@ -336,6 +338,13 @@ void SyntheticAccess::select_delta(int step, int layer, int request, std::int64_
     }
     if (!dropped(p)) out.added.push_back(p);  // P's positions at or past b are all dropped
   }
+}
+
+std::string SyntheticAccess::store_key() const {
+  const auto& p = params_;
+  return nlohmann::json{"synthetic", p.layers, p.top_k, p.recent_window, p.distance_exponent, p.seed, p.retention,
+                        p.prefill_retention}
+      .dump();
 }
 
 }  // namespace ess

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "sim/base/rng.h"
@@ -87,6 +88,8 @@ class SyntheticAccess final : public AccessModel {
   void select_delta(int step, int layer, int request, std::int64_t context, SelectionDelta& out) override;
 
   [[nodiscard]] const SyntheticAccessParams& params() const { return params_; }
+  // Its parameters with the retention in use: the selections are a function of them.
+  [[nodiscard]] std::string store_key() const override;
   // The retention in use (given or generated), one per layer.
   [[nodiscard]] const std::vector<double>& retention() const { return params_.retention; }
 

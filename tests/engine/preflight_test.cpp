@@ -45,7 +45,7 @@ ess::Preflight check(const nlohmann::json& doc, std::int64_t steps = 0) {
 TEST_CASE("a replay trace that covers the run passes, and the run replays it") {
   ess::test::ScratchDir dir("ess-preflight");
   const auto trace = write_trace(dir.path(), {{0, 8}, {1, 9}});
-  CHECK(check(replay_scenario(trace, 2)).replay != nullptr);
+  CHECK(check(replay_scenario(trace, 2)).access != nullptr);
   const auto s = ess::test::load(replay_scenario(trace, 2));
   CHECK(ess::Simulation(s, {}).run().step_time.size() == 2);
 }

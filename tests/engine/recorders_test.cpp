@@ -199,7 +199,7 @@ void check_recorder_sees_every_op(const ess::Scenario& scenario, std::int64_t st
   std::vector<std::vector<Counting::Seen>> expected;
   {
     // The same plans, built apart (each step has its own random stream; the cache simulation is deterministic).
-    ess::OffloadSource source(scenario, builder, steps, {}, std::move(checked.replay));
+    ess::OffloadSource source(scenario, builder, steps, {}, std::move(checked.access));
     ess::PlanCache plans(builder, scenario.seed, builder.gpus(), source.access());
     for (int step = 0; step < steps; ++step) {
       auto& per_gpu = expected.emplace_back();
@@ -207,7 +207,7 @@ void check_recorder_sees_every_op(const ess::Scenario& scenario, std::int64_t st
     }
   }
   ess::Preflight again = ess::preflight(scenario, steps, 0, {});
-  ess::OffloadSource source(scenario, builder, steps, {}, std::move(again.replay));
+  ess::OffloadSource source(scenario, builder, steps, {}, std::move(again.access));
   ess::PlanCache plans(builder, scenario.seed, builder.gpus(), source.access());
   Counting counting;
   (void)ess::run_engine(scenario, plans, builder.gpus(), steps, true, counting);
