@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "sim/offload/eviction.h"
 #include "sim/offload/gpu_pool.h"
 
 namespace ess::runner {
@@ -56,7 +57,7 @@ struct RunnerOptions {
   // needed, to one selection outside the pinned window) plus the newest `pinned_recent` tokens.
   std::int64_t pool_entries = 0;
   std::int64_t pinned_recent = 0;
-  std::string eviction = "lru";  // a registered eviction policy (sim/offload/eviction.h)
+  std::string eviction{kDefaultEviction};  // a registered eviction policy (sim/offload/eviction.h)
   double heat_decay = 0.9;
   OverlapMode overlap = OverlapMode::serial;
   TransferPath transfer = TransferPath::gather;

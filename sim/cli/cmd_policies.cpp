@@ -28,23 +28,25 @@ struct PolicyLine {
 struct PolicyKind {
   std::string_view kind;   // the JSON key
   std::string_view field;  // where a scenario names one
+  std::string_view fallback;  // the policy of a scenario that names none ("": there is none)
   std::vector<PolicyLine> lines;
 };
 
 template <typename Factory>
-PolicyKind kind_of(std::string_view kind, std::string_view field, std::span<const Registered<Factory>> registry) {
-  PolicyKind k{kind, field, {}};
+PolicyKind kind_of(std::string_view kind, std::string_view field, std::string_view fallback,
+                   std::span<const Registered<Factory>> registry) {
+  PolicyKind k{kind, field, fallback, {}};
   for (const auto& r : registry) k.lines.push_back({r.name, r.summary});
   return k;
 }
 
 std::vector<PolicyKind> policy_kinds() {
   return {
-      kind_of("eviction", "cache.eviction", eviction_policies()),
-      kind_of("access", "cache.access.model", access_models()),
-      kind_of("overlap", "cache.overlap", overlap_policies()),
-      kind_of("prefetch", "cache.prefetch.policy", prefetch_policies()),
-      kind_of("predictor", "cache.prefetch.predictor", prefetch_predictors()),
+      kind_of("eviction", "cache.eviction", kDefaultEviction, eviction_policies()),
+      kind_of("access", "cache.access.model", kDefaultAccessModel, access_models()),
+      kind_of("overlap", "cache.overlap", kDefaultOverlap, overlap_policies()),
+      kind_of("prefetch", "cache.prefetch.policy", kDefaultPrefetchPolicy, prefetch_policies()),
+      kind_of("predictor", "cache.prefetch.predictor", kDefaultPredictor, prefetch_predictors()),
       // A new kind of policy: its registry here, one line (sim/offload/registry.h lists the kinds).
   };
 }
@@ -74,7 +76,8 @@ void add_policies_command(CLI::App& app, CommandAction& action) {
       }
       bool first = true;
       for (const PolicyKind& k : kinds) {
-        out << (first ? "" : "\n") << k.kind << " (" << k.field << "):\n";
+        out << (first ? "" : "\n") << k.kind << " (" << k.field << (k.fallback.empty() ? "" : "; default ")
+            << k.fallback << "):\n";
         first = false;
         for (const PolicyLine& l : k.lines) {
           out << "  " << l.name << std::string(width - l.name.size() + 2, ' ') << l.summary << "\n";

@@ -372,7 +372,7 @@ constexpr std::int64_t kMaxPrefetchLookahead = 8;
 
 void read_prefetch(ObjectReader& cache, CacheConfig& c, const ModelConfig& model, const std::string& scenario_dir) {
   auto r = cache.object_or_empty("prefetch");
-  c.prefetch.policy = r.choice_or("policy", registered_names(prefetch_policies()), "on-demand");
+  c.prefetch.policy = r.choice_or("policy", registered_names(prefetch_policies()), std::string(kDefaultPrefetchPolicy));
   const auto policy = registered(prefetch_policies(), "prefetch", c.prefetch.policy).make();
   if (!policy->prefetches()) {
     for (const char* key : {"predictor", "lookahead", "buffer_entries", "model"}) {
@@ -381,13 +381,13 @@ void read_prefetch(ObjectReader& cache, CacheConfig& c, const ModelConfig& model
     r.finish();
     return;
   }
-  c.prefetch.predictor = r.choice_or("predictor", registered_names(prefetch_predictors()), "previous-layer");
+  c.prefetch.predictor = r.choice_or("predictor", registered_names(prefetch_predictors()), std::string(kDefaultPredictor));
   const std::int64_t top_k = model.indexer ? model.indexer->top_k : kDefaultPrefetchBuffer;
   c.prefetch.lookahead = static_cast<int>(r.integer_or("lookahead", Range::closed(1, kMaxPrefetchLookahead), 1));
   c.prefetch.buffer_entries = r.integer_or("buffer_entries", Range::closed(1, static_cast<double>(top_k)), std::min(kDefaultPrefetchBuffer, top_k));
   // A trained predictor's model file (heat_model.h), relative to the scenario's folder like
   // cache.access.file; read here so that a bad model is an error of the scenario, not of the run.
-  if (c.prefetch.predictor == "learned") {
+  if (registered(prefetch_predictors(), "prefetch predictor", c.prefetch.predictor).make.reads_model_file) {
     const std::filesystem::path p(r.text("model"));
     c.prefetch.model = p.is_absolute() || scenario_dir.empty() ? p.string() : (std::filesystem::path(scenario_dir) / p).string();
     try {
@@ -396,7 +396,12 @@ void read_prefetch(ObjectReader& cache, CacheConfig& c, const ModelConfig& model
       r.fail("model", e.what());
     }
   } else if (r.has("model")) {
-    r.fail("model", "only prefetch predictor \"learned\" reads a model file; predictor \"" + c.prefetch.predictor + "\" has none");
+    std::string readers;
+    for (const auto& p : prefetch_predictors()) {
+      if (p.make.reads_model_file) readers += (readers.empty() ? "\"" : ", \"") + std::string(p.name) + "\"";
+    }
+    r.fail("model", "only the prefetch predictors that read a model file (" + readers + ") take one; predictor \"" +
+                        c.prefetch.predictor + "\" has none");
   }
   r.finish();
 }
@@ -427,13 +432,13 @@ CacheConfig read_cache(ObjectReader& r, const ModelConfig& model, int indexer_la
   if (ratio) c.pool_ratio = r.number("pool_ratio", Range::left_open(0.0, 1.0));
   if (entries) c.pool_entries = r.integer("pool_entries", Range::closed(1, kMaxContextLength));
   c.pinned_recent = r.integer_or("pinned_recent", Range::closed(0, kMaxContextLength), 0);
-  c.eviction = r.choice_or("eviction", registered_names(eviction_policies()), "lru");
+  c.eviction = r.choice_or("eviction", registered_names(eviction_policies()), std::string(kDefaultEviction));
   c.heat_decay = r.number_or("heat_decay", Range::left_open(0.0, 1.0), 0.9);
   c.transfer = r.choice_or("transfer", {"gather", "copy"}, "gather") == "gather" ? TransferPath::gather : TransferPath::copy;
-  c.overlap = r.choice_or("overlap", registered_names(overlap_policies()), "da");
+  c.overlap = r.choice_or("overlap", registered_names(overlap_policies()), std::string(kDefaultOverlap));
   {
     auto a = r.object_or_empty("access");
-    c.access.model = a.choice_or("model", registered_names(access_models()), "synthetic");
+    c.access.model = a.choice_or("model", registered_names(access_models()), std::string(kDefaultAccessModel));
     if (access_model_reads_file(c.access.model)) {
       const std::string file = a.text("file");
       const std::filesystem::path p(file);

@@ -17,6 +17,10 @@
 #include "sim/config/prefill_config.h"
 #include "sim/config/profile.h"
 #include "sim/config/serving_config.h"
+#include "sim/offload/access_model.h"
+#include "sim/offload/eviction.h"
+#include "sim/offload/overlap.h"
+#include "sim/offload/prefetch.h"
 #include "sim/offload/synthetic_access.h"
 
 namespace ess {
@@ -84,7 +88,7 @@ enum class TransferPath { gather, copy };
 
 // Where the selected entries come from: the synthetic generator or a recorded trace.
 struct AccessConfig {
-  std::string model = "synthetic";  // "synthetic" or "replay"
+  std::string model{kDefaultAccessModel};  // a registered access model (sim/offload/access_model.h)
   std::string file;                 // replay: the trace file (relative paths: to the scenario)
   // synthetic: its locality (sim/config/synthetic_locality.h); layers, top_k and seed are set by
   // the run from the model and the scenario seed.
@@ -100,7 +104,7 @@ struct NvmeConfig {
 
 // Offload: prefetch ahead of the indexer (sim/offload/prefetch.h).
 struct PrefetchSettings {
-  std::string policy = "on-demand";  // a registered prefetch policy
+  std::string policy{kDefaultPrefetchPolicy};  // a registered prefetch policy
   // Policies that prefetch only:
   std::string predictor;             // a registered predictor
   int lookahead = 1;                 // layer l's prefetch is issued once layer l - lookahead has selected
@@ -115,12 +119,12 @@ struct CacheConfig {
   std::optional<double> pool_ratio;
   std::optional<std::int64_t> pool_entries;
   std::int64_t pinned_recent = 0;
-  std::string eviction = "lru";  // "lru", "fifo" or "heat"
+  std::string eviction{kDefaultEviction};  // a registered eviction policy (sim/offload/eviction.h)
   double heat_decay = 0.9;
   TransferPath transfer = TransferPath::gather;
   // How a layer's miss fetch overlaps its attention: a registered overlap policy
   // (sim/offload/overlap.h: serial, da, dba, auto).
-  std::string overlap = "da";
+  std::string overlap{kDefaultOverlap};
   AccessConfig access;
   PrefetchSettings prefetch;
   std::int64_t sampled_requests = 8;  // requests simulated exactly; the batch is scaled from them

@@ -67,9 +67,10 @@ struct RunState {
   std::vector<TransferEngine> fetch_engines;
   std::vector<TransferEngine> writeback_engines;
   std::vector<std::deque<RunState::TransferJob>> writebacks;  // per GPU: write-backs of the current step
-  // Prefetch (sim/offload/prefetch.h). shared_queue: prefetches go to the fetch engine; background:
-  // to a third engine per GPU whose transfer is suspended while any on-demand fetch runs.
-  PrefetchLink prefetch_link = PrefetchLink::none;
+  // Prefetch (sim/offload/prefetch.h, PrefetchTraffic). Prefetches go to the fetch engine, or, when
+  // they yield to on-demand fetches, to a third engine per GPU whose transfer is suspended while any
+  // on-demand fetch runs.
+  bool prefetch_yields = false;
   std::vector<TransferEngine> background_engines;
   // A prefetch in flight is suspended (its flow and its gather kernel's share of the SMs) while
   // any on-demand fetch runs, and resumed when none is left.
@@ -331,8 +332,8 @@ void immediate_ends(RunState& st, int gpu) {
   }
 }
 
-// `immediate`: this engine moves on-demand fetches, which a tiered prefetch yields to; `background`:
-// this engine moves tiered prefetches.
+// `immediate`: this engine moves on-demand fetches, which a yielding prefetch (PrefetchTraffic)
+// waits for; `background`: this engine moves the yielding prefetches.
 void transfer_engine(RunState& st, int gpu, RunState::TransferEngine& engine, bool immediate = false,
                      RunState::Background* background = nullptr) {
   while (true) {
@@ -392,7 +393,7 @@ void start_prefetch(RunState& st, int gpu, const Segment& seg) {
   if (!st.prefetch_index[idx(gpu)].emplace(std::make_pair(seg.lane, seg.layer), &job).second) {
     throw InternalError("two prefetches for layer " + std::to_string(seg.layer) + " in one step");
   }
-  auto& engine = st.prefetch_link == PrefetchLink::background ? st.background_engines[idx(gpu)] : st.fetch_engines[idx(gpu)];
+  auto& engine = st.prefetch_yields ? st.background_engines[idx(gpu)] : st.fetch_engines[idx(gpu)];
   submit(st, gpu, engine, job, seg.transfer);
 }
 
@@ -587,8 +588,11 @@ EngineRun run_engine(const Scenario& scenario, PlanCache& plans, int gpus, std::
   st.writebacks.resize(idx(gpus));
   st.prefetch_jobs.resize(idx(gpus));
   st.prefetch_index.resize(idx(gpus));
-  if (offload) st.prefetch_link = registered(prefetch_policies(), "prefetch", scenario.cache.prefetch.policy).make()->link();
-  if (st.prefetch_link == PrefetchLink::background) {
+  if (offload) {
+    st.prefetch_yields =
+        registered(prefetch_policies(), "prefetch", scenario.cache.prefetch.policy).make()->traffic().yields_to_on_demand;
+  }
+  if (st.prefetch_yields) {
     st.background_engines.resize(idx(gpus));
     st.background.resize(idx(gpus));
   }
@@ -606,16 +610,16 @@ EngineRun run_engine(const Scenario& scenario, PlanCache& plans, int gpus, std::
       }
     }
     if (offload) {
-      const bool tiered = st.prefetch_link == PrefetchLink::background;
+      const bool yields = st.prefetch_yields;
       for (auto* engines : {&st.fetch_engines, &st.writeback_engines}) {
         auto& transfers = (*engines)[idx(g)];
         transfers.work = sg4::Semaphore::create(0);
-        const bool immediate = tiered && engines == &st.fetch_engines;
+        const bool immediate = yields && engines == &st.fetch_engines;
         sg4::Actor::create("transfers", st.platform.gpu_socket[idx(g)], [&st, g, &transfers, immediate] {
           guarded(st, [&] { transfer_engine(st, g, transfers, immediate); });
         })->daemonize();
       }
-      if (tiered) {
+      if (yields) {
         auto& transfers = st.background_engines[idx(g)];
         transfers.work = sg4::Semaphore::create(0);
         auto& background = st.background[idx(g)];

@@ -67,7 +67,7 @@ CacheSimulator::CacheSimulator(const CacheSimConfig& config, AccessModel& model)
   if (!config_.predictor.empty()) {
     const PredictorParams params{config_.layers, config_.sampled_requests, config_.top_k, config_.predictor_seed,
                                  config_.predictor_model};
-    predictor_ = registered(prefetch_predictors(), "prefetch predictor", config_.predictor).make(params);
+    predictor_ = registered(prefetch_predictors(), "prefetch predictor", config_.predictor).make.create(params);
   }
   by_delta_ = model_.has_delta() && pools_.front().takes_delta();
 }

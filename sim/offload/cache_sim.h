@@ -37,7 +37,7 @@ struct CacheSimConfig {
   double capacity_ratio = 0.0;
   std::int64_t capacity_entries = 0;
   std::int64_t pinned_recent = 0;  // PoolConfig::pinned_recent
-  std::string policy = "lru";  // PoolConfig::policy: a registered eviction policy's name
+  std::string policy{kDefaultEviction};  // PoolConfig::policy: a registered eviction policy's name
   double heat_decay = 1.0;     // PoolConfig::heat_decay
 
   // Prefetch (prefetch.h): a registered predictor's name ("" for none) and the most entries it may

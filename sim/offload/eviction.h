@@ -90,6 +90,8 @@ using EvictionFactory = std::unique_ptr<EvictionPolicy> (*)(const PoolConfig& co
 
 // The registered eviction policies, in registry order (eviction_registry.cpp).
 [[nodiscard]] std::span<const Registered<EvictionFactory>> eviction_policies();
+// The policy of a pool that names none (the ESS paper's), everywhere: scenarios, the runner, tests.
+inline constexpr std::string_view kDefaultEviction = "lru";
 
 std::unique_ptr<EvictionPolicy> make_lru_eviction(const PoolConfig& config);
 std::unique_ptr<EvictionPolicy> make_fifo_eviction(const PoolConfig& config);

@@ -7,12 +7,12 @@ namespace ess {
 
 namespace {
 
-const std::array<Registered<EvictionFactory>, 3> kEvictionPolicies{{
+const auto kEvictionPolicies = std::to_array<Registered<EvictionFactory>>({
     {"lru", "the least recently selected entry leaves (the ESS paper's policy)", &make_lru_eviction},
     {"fifo", "the earliest fetched entry leaves, whatever was selected since", &make_fifo_eviction},
     {"heat", "the entry with the lowest heat leaves: +1 per selection, x cache.heat_decay per step; ties by lru",
      &make_heat_eviction},
-}};
+});
 
 }  // namespace
 

@@ -28,7 +28,7 @@ struct PoolConfig {
   // unless it is also in the pool; it enters the pool only when selected later (a miss then).
   std::int64_t pinned_recent = 0;
   // The eviction policy, by its registered name (eviction_policies(), eviction.h).
-  std::string policy = "lru";
+  std::string policy{kDefaultEviction};
   // Heat policy only: factor applied to every heat once per step, in (0, 1]; 1 means pure access
   // counts (LFU with LRU tie-break). Checked for every policy.
   double heat_decay = 1.0;

@@ -92,6 +92,8 @@ using OverlapFactory = std::unique_ptr<OverlapPolicy> (*)();
 
 // Every overlap policy, in registry order (overlap_registry.cpp).
 [[nodiscard]] std::span<const Registered<OverlapFactory>> overlap_policies();
+// The policy of a scenario that names none (ESS's DA).
+inline constexpr std::string_view kDefaultOverlap = "da";
 // The registry index of `name`; InternalError listing the choices otherwise.
 [[nodiscard]] std::size_t overlap_index(std::string_view name);
 // One instance of every registered policy, by registry index (they are stateless).

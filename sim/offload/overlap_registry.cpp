@@ -8,12 +8,12 @@ namespace ess {
 
 namespace {
 
-const std::array<Registered<OverlapFactory>, 4> kOverlapPolicies{{
+const auto kOverlapPolicies = std::to_array<Registered<OverlapFactory>>({
     {"serial", "no overlap: select, fetch the misses, then attend over every selected entry", &make_serial_overlap},
     {"da", "attention over the resident entries runs during the fetch (ESS's DA)", &make_da_overlap},
     {"dba", "two batch halves: half a's fetch under half b's indexer, half b's under attention (ESS's DBA)", &make_dba_overlap},
     {"auto", "per layer and step, whichever policy above the cost models estimate fastest", &make_auto_overlap},
-}};
+});
 
 }  // namespace
 

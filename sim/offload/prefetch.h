@@ -33,11 +33,18 @@ namespace ess {
 
 class GpuPool;
 
-// How a run's prefetch transfers share a GPU's PCIe link with its on-demand fetches.
-enum class PrefetchLink {
-  none,          // no prefetch
-  shared_queue,  // one FIFO queue: an on-demand fetch waits behind prefetches issued before it
-  background,    // priorities: a prefetch in flight is suspended while any on-demand fetch runs
+// How a policy's prefetch transfers use a GPU's PCIe link. The engine (sim/engine, where SimGrid
+// stays) implements the mechanisms; a policy declares which it uses, so a policy made of them is one
+// .cpp and one registry line, and a new mechanism is one field here plus its engine code.
+struct PrefetchTraffic {
+  // The policy issues prefetches: the step graph gets prefetch segments, the cache simulation a
+  // predictor and a staging buffer in HBM.
+  bool prefetches = false;
+  // Prefetches run on a transfer engine of their own, one at a time in issue order, and the one in
+  // flight is suspended (its flow and its gather kernel's share of the SMs) while any on-demand
+  // fetch of the GPU runs, resuming when none is left. false: prefetches join the on-demand
+  // fetches' one FIFO queue, so an on-demand fetch waits behind the prefetches issued before it.
+  bool yields_to_on_demand = false;
 };
 
 class PrefetchPolicy {
@@ -47,14 +54,16 @@ class PrefetchPolicy {
   PrefetchPolicy& operator=(const PrefetchPolicy&) = delete;
   virtual ~PrefetchPolicy() = default;
 
-  [[nodiscard]] virtual PrefetchLink link() const = 0;
-  [[nodiscard]] bool prefetches() const { return link() != PrefetchLink::none; }
+  [[nodiscard]] virtual PrefetchTraffic traffic() const = 0;
+  [[nodiscard]] bool prefetches() const { return traffic().prefetches; }
 };
 
 using PrefetchFactory = std::unique_ptr<PrefetchPolicy> (*)();
 
 // Every prefetch policy, in registry order (prefetch_registry.cpp).
 [[nodiscard]] std::span<const Registered<PrefetchFactory>> prefetch_policies();
+// The policy of a scenario that names none (ESS as published: no prefetch).
+inline constexpr std::string_view kDefaultPrefetchPolicy = "on-demand";
 
 // What a predictor sees for one access of one (layer, request) pool, before it happens.
 struct PredictionInput {
@@ -104,10 +113,17 @@ struct PredictorParams {
   std::string model_file;
 };
 
-using PredictorFactory = std::unique_ptr<PrefetchPredictor> (*)(const PredictorParams&);
+// The predictor registry's factory: how to make one, and whether it reads a model trained offline
+// (PredictorParams::model_file, a heat model: the scenario then requires cache.prefetch.model).
+struct PredictorFactory {
+  std::unique_ptr<PrefetchPredictor> (*create)(const PredictorParams&);
+  bool reads_model_file;
+};
 
 // Every predictor, in registry order (prefetch_registry.cpp).
 [[nodiscard]] std::span<const Registered<PredictorFactory>> prefetch_predictors();
+// The predictor of a prefetching scenario that names none.
+inline constexpr std::string_view kDefaultPredictor = "previous-layer";
 
 // The implementations (one .cpp each), for the registry.
 std::unique_ptr<PrefetchPolicy> make_on_demand_prefetch();

@@ -10,7 +10,7 @@ namespace {
 
 class LayerAheadPrefetch final : public PrefetchPolicy {
  public:
-  [[nodiscard]] PrefetchLink link() const override { return PrefetchLink::shared_queue; }
+  [[nodiscard]] PrefetchTraffic traffic() const override { return {.prefetches = true, .yields_to_on_demand = false}; }
 };
 
 }  // namespace

@@ -8,7 +8,7 @@ namespace {
 
 class OnDemandPrefetch final : public PrefetchPolicy {
  public:
-  [[nodiscard]] PrefetchLink link() const override { return PrefetchLink::none; }
+  [[nodiscard]] PrefetchTraffic traffic() const override { return {.prefetches = false, .yields_to_on_demand = false}; }
 };
 
 }  // namespace

@@ -11,7 +11,7 @@ namespace {
 
 class TieredPrefetch final : public PrefetchPolicy {
  public:
-  [[nodiscard]] PrefetchLink link() const override { return PrefetchLink::background; }
+  [[nodiscard]] PrefetchTraffic traffic() const override { return {.prefetches = true, .yields_to_on_demand = true}; }
 };
 
 }  // namespace

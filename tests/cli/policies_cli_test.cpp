@@ -51,7 +51,8 @@ TEST_CASE("policies lists every registered eviction policy and access model with
   const auto r = ess::test::run_cli({"policies"});
   REQUIRE(r.code == 0);
   CHECK(r.err.empty());
-  CHECK_THAT(r.out, Catch::Contains("eviction (cache.eviction):") && Catch::Contains("access (cache.access.model):"));
+  CHECK_THAT(r.out, Catch::Contains("eviction (cache.eviction; default lru):") &&
+                        Catch::Contains("access (cache.access.model; default synthetic):"));
   for (const auto& p : ess::eviction_policies()) CHECK_THAT(r.out, Catch::Contains("  " + std::string(p.name) + " "));
   for (const auto& p : ess::access_models()) CHECK_THAT(r.out, Catch::Contains(std::string(p.summary)));
 }
@@ -119,4 +120,24 @@ TEST_CASE("sim/offload/README.md lists every registered policy and predictor wit
   }
   // The prefetch table has a column for the link between the name and the summary.
   for (const auto& p : ess::prefetch_policies()) CHECK_THAT(readme, Catch::Contains("| `" + std::string(p.name) + "` | "));
+}
+
+TEST_CASE("each kind's default is a registered policy, and what a scenario naming none resolves to") {
+  CHECK(ess::find_registered(ess::eviction_policies(), ess::kDefaultEviction) != nullptr);
+  CHECK(ess::find_registered(ess::access_models(), ess::kDefaultAccessModel) != nullptr);
+  CHECK(ess::find_registered(ess::overlap_policies(), ess::kDefaultOverlap) != nullptr);
+  CHECK(ess::find_registered(ess::prefetch_policies(), ess::kDefaultPrefetchPolicy) != nullptr);
+  CHECK(ess::find_registered(ess::prefetch_predictors(), ess::kDefaultPredictor) != nullptr);
+  CHECK_FALSE(ess::registered(ess::prefetch_policies(), "prefetch", ess::kDefaultPrefetchPolicy).make()->prefetches());
+  // dsv32-ess-32k without the policies it names.
+  auto doc = nlohmann::json::parse(read_text(kOffloadScenario));
+  doc["cache"].erase("eviction");
+  doc["cache"].erase("overlap");
+  const auto s = ess::load_scenario_text(doc.dump(), kOffloadScenario, {}, std::string(ESS_SOURCE_DIR) + "/scenarios");
+  CHECK(s.cache.eviction == ess::kDefaultEviction);
+  CHECK(s.cache.access.model == ess::kDefaultAccessModel);
+  CHECK(s.cache.overlap == ess::kDefaultOverlap);
+  CHECK(s.cache.prefetch.policy == ess::kDefaultPrefetchPolicy);
+  const auto prefetching = ess::load_scenario(kOffloadScenario, {ess::parse_override("cache.prefetch.policy=layer-ahead")});
+  CHECK(prefetching.cache.prefetch.predictor == ess::kDefaultPredictor);
 }

@@ -71,7 +71,7 @@ class SameInEveryLayer final : public ess::AccessModel {
 TEST_CASE("prefetch: no predictor registry line is missing from the factories and names are unique") {
   std::vector<std::string> names;
   for (const auto& r : ess::prefetch_predictors()) {
-    REQUIRE(r.make != nullptr);
+    REQUIRE(r.make.create != nullptr);
     names.emplace_back(r.name);
   }
   for (const auto& r : ess::prefetch_policies()) {
@@ -87,6 +87,15 @@ TEST_CASE("prefetch: no predictor registry line is missing from the factories an
   CHECK(silent == 1);
 }
 
+TEST_CASE("prefetch: each policy declares the link traffic the engine gives it") {
+  const auto traffic = [](const char* name) { return ess::registered(ess::prefetch_policies(), "prefetch", name).make()->traffic(); };
+  CHECK_FALSE(traffic("on-demand").prefetches);
+  CHECK(traffic("layer-ahead").prefetches);
+  CHECK_FALSE(traffic("layer-ahead").yields_to_on_demand);  // one FIFO queue with on-demand fetches
+  CHECK(traffic("tiered").prefetches);
+  CHECK(traffic("tiered").yields_to_on_demand);  // PCIe priorities
+}
+
 TEST_CASE("prefetch: a predictor changes no pool: hits, misses, runs and evictions are those without one") {
   ess::SyntheticAccess plain_model(params());
   ess::CacheSimulator plain(config("", 0), plain_model);
@@ -96,7 +105,7 @@ TEST_CASE("prefetch: a predictor changes no pool: hits, misses, runs and evictio
     ess::SyntheticAccess model(params());
     ess::CacheSimConfig c = config(std::string(r.name), 16);
     // The learned predictor needs a trained model: the bundled one (heat_model_test.cpp tests it).
-    if (r.name == "learned") c.predictor_model = std::string(ESS_SOURCE_DIR) + "/scenarios/policies/heat-model-synthetic.json";
+    if (r.make.reads_model_file) c.predictor_model = std::string(ESS_SOURCE_DIR) + "/scenarios/policies/heat-model-synthetic.json";
     ess::CacheSimulator sim(c, model);
     const auto got = run(sim, 6, 500);
     REQUIRE(got.size() == expected.size());
