@@ -23,8 +23,9 @@
 //                   copy kernel
 //
 // The format is recognised from the content (a JSON schema field or a CSV header), never from
-// the file name; the GPU of a Vidur file, which its content does not record, is read from its
-// file name (compute_<gpu>_... or network_<gpu>_dgx_...).
+// the file name (the registries, one file per format: measurement_formats.h); the GPU of a Vidur
+// file, which its content does not record, is read from its file name (compute_<gpu>_... or
+// network_<gpu>_dgx_...).
 #pragma once
 
 #include <cstddef>

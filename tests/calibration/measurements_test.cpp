@@ -481,7 +481,7 @@ TEST_CASE("read_measurements: ess-bench JSON errors name the JSON pointer", "[me
   const ess::test::ScratchDir dir("ess-measurements");
   SECTION("another schema") {
     const std::string path = write(dir, "a.json", R"({"schema": "ess-sim/scenario/v1", "samples": []})");
-    check_error({path}, {path, "/schema", "not an ess-bench measurements file"});
+    check_error({path}, {path, "/schema", "expected \"schema\": \"ess-sim/measurements/v1\""});
   }
   SECTION("not JSON") {
     const std::string path = write(dir, "a.json", R"({"schema": )");
