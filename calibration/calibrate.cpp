@@ -3,20 +3,15 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
 #include <iomanip>
 #include <optional>
 #include <set>
 #include <sstream>
 #include <string_view>
-#include <type_traits>
 #include <utility>
 
-#include "models/attention.h"
+#include "calibration/fitted_model.h"
 #include "models/check.h"
-#include "models/collective.h"
-#include "models/copy.h"
-#include "models/gemm.h"
 #include "sim/base/error.h"
 #include "sim/config/hardware_config.h"
 #include "sim/config/presets.h"
@@ -32,6 +27,9 @@ namespace ess {
 
 namespace {
 
+using calibration::Field;
+using calibration::ModelSpec;
+
 // Fitted values are written with 4 significant digits: more would claim a precision the
 // measurements (run-to-run spread of 1-5%) do not have. The errors reported are those of the
 // rounded values, since those are what every later simulation uses.
@@ -44,84 +42,6 @@ double round_significant(double v, int digits) {
   return std::strtod(text, nullptr);
 }
 
-// One hardware field a fit sets: its JSON path, how it is written, and access to its value.
-struct Field {
-  std::vector<std::string> path;
-  std::optional<Dimension> dimension;  // empty: a plain number (efficiency, FLOP count, fraction)
-  std::function<double(const Hardware&)> get;
-  std::function<void(Hardware&, double)> set;
-
-  [[nodiscard]] std::string dotted() const {
-    std::string s;
-    for (const auto& p : path) s += (s.empty() ? "" : ".") + p;
-    return s;
-  }
-  [[nodiscard]] std::string text(const Hardware& hw) const {
-    const double v = get(hw);
-    return dimension ? format_quantity(v, *dimension) : shortest_number(v);
-  }
-};
-
-// A cost model the measurements can calibrate.
-struct ModelSpec {
-  std::string name;
-  std::string description;
-  std::vector<double> measured;  // seconds per point
-  std::vector<Field> fields;
-  // Fits on the given points and writes the parameters into the hardware.
-  std::function<void(Hardware&, std::span<const std::size_t>)> fit;
-  // The model's prediction for point i on the given hardware (through the model functions the
-  // simulator itself calls).
-  std::function<double(const Hardware&, std::size_t)> predict;
-  // Optional: a group id per point (the GEMM weight shape); then a second cross-validation holds
-  // out whole groups, reported as "<name> by shape".
-  std::vector<std::size_t> groups;
-  // Optional: writes a fitted value that is not a scalar field (the measured GEMM table).
-  std::function<void(const Hardware&, nlohmann::json& doc, const std::string& source)> write;
-  // False for a model with one figure per parameter (nothing to hold out) or none (reported only).
-  bool cross_validate = true;
-};
-
-double as_double(double v) { return v; }
-template <class Tag>
-double as_double(Quantity<Tag> q) {
-  return q.value();
-}
-
-// The field at `path` that `ref` reaches: ref is a generic lambda, [](auto& h) -> auto& { return
-// h.pcie.latency; }, so it serves both the const read and the write. The JSON form follows the
-// C++ type: seconds, bytes and bandwidths as quantities with units, anything else a plain number.
-template <class Ref>
-Field field(std::vector<std::string> path, Ref ref) {
-  using T = std::remove_cvref_t<decltype(ref(std::declval<Hardware&>()))>;
-  Field f;
-  f.path = std::move(path);
-  if constexpr (std::is_same_v<T, Seconds>) f.dimension = Dimension::seconds;
-  if constexpr (std::is_same_v<T, Bytes>) f.dimension = Dimension::bytes;
-  if constexpr (std::is_same_v<T, BytesPerSecond>) f.dimension = Dimension::bytes_per_second;
-  f.get = [ref](const Hardware& h) { return as_double(ref(h)); };
-  f.set = [ref](Hardware& h, double v) { ref(h) = T(v); };
-  return f;
-}
-
-// hardware.kernels.<kernel>.<key>: member `member` of the roofline parameters `which`.
-template <class M>
-Field roofline_field(const char* kernel, RooflineParams KernelParams::*which, const char* key,
-                     M RooflineParams::*member) {
-  return field({"kernels", kernel, key}, [which, member](auto& h) -> auto& { return (h.kernels.*which).*member; });
-}
-
-// All six parameters of a full roofline (compute and memory sides, overhead, transition), in the
-// order the profiles list them.
-std::vector<Field> roofline_fields(const char* kernel, RooflineParams KernelParams::*which) {
-  return {roofline_field(kernel, which, "compute_efficiency", &RooflineParams::compute_efficiency),
-          roofline_field(kernel, which, "compute_ramp", &RooflineParams::compute_ramp),
-          roofline_field(kernel, which, "memory_efficiency", &RooflineParams::memory_efficiency),
-          roofline_field(kernel, which, "memory_ramp", &RooflineParams::memory_ramp),
-          roofline_field(kernel, which, "kernel_overhead", &RooflineParams::kernel_overhead),
-          roofline_field(kernel, which, "transition", &RooflineParams::transition)};
-}
-
 std::vector<std::size_t> all_points(std::size_t n) {
   std::vector<std::size_t> v(n);
   for (std::size_t i = 0; i < n; ++i) v[i] = i;
@@ -132,308 +52,6 @@ std::string pct(double fraction) {
   std::ostringstream s;
   s << std::fixed << std::setprecision(1) << fraction * 100.0 << "%";
   return s.str();
-}
-
-// `base`: the hardware as it stands before any fit (base preset and transfers).
-std::vector<ModelSpec> model_specs(const MeasurementSet& m, const Hardware& base) {
-  std::vector<ModelSpec> specs;
-  const auto seconds_of = [](const auto& points) {
-    std::vector<double> v;
-    for (const auto& p : points) v.push_back(p.seconds);
-    return v;
-  };
-  if (!m.copy.empty()) {
-    ModelSpec s;
-    s.name = "pcie-copy";
-    s.description = "cudaMemcpyAsync H2D/D2H, pinned: single copies by size and scattered rows one call per row or run";
-    s.measured = seconds_of(m.copy);
-    bool dir[2] = {false, false};
-    for (const auto& p : m.copy) dir[static_cast<int>(p.direction)] = true;
-    if (copy_fit_sets_latency(m.copy, {})) {
-      s.fields.push_back(field({"pcie", "latency"}, [](auto& h) -> auto& { return h.pcie.latency; }));
-    }
-    if (dir[0]) {
-      s.fields.push_back(field({"pcie", "h2d_bandwidth"}, [](auto& h) -> auto& { return h.pcie.h2d_bandwidth; }));
-      s.fields.push_back(field({"pcie", "h2d_call_overhead"}, [](auto& h) -> auto& { return h.pcie.h2d_call_overhead; }));
-    }
-    if (dir[1]) {
-      s.fields.push_back(field({"pcie", "d2h_bandwidth"}, [](auto& h) -> auto& { return h.pcie.d2h_bandwidth; }));
-      s.fields.push_back(field({"pcie", "d2h_call_overhead"}, [](auto& h) -> auto& { return h.pcie.d2h_call_overhead; }));
-    }
-    s.fit = [&m](Hardware& h, std::span<const std::size_t> use) { h.pcie = fit_pcie_copies(m.copy, use, h.pcie); };
-    s.predict = [&m](const Hardware& h, std::size_t i) {
-      const CopyPoint& p = m.copy[i];
-      return copy_time(p.direction, Bytes(p.bytes), p.calls, h.pcie).value();
-    };
-    specs.push_back(std::move(s));
-  }
-  if (!m.gather.empty()) {
-    ModelSpec s;
-    s.name = "pcie-gather";
-    s.description = "UVA gather kernel reading/writing scattered 656-byte rows of pinned host memory";
-    s.measured = seconds_of(m.gather);
-    bool dir[2] = {false, false};
-    for (const auto& p : m.gather) dir[static_cast<int>(p.direction)] = true;
-    if (dir[0]) s.fields.push_back(field({"pcie", "gather_h2d_efficiency"}, [](auto& h) -> auto& { return h.pcie.gather_h2d_efficiency; }));
-    if (dir[1]) s.fields.push_back(field({"pcie", "gather_d2h_efficiency"}, [](auto& h) -> auto& { return h.pcie.gather_d2h_efficiency; }));
-    s.fit = [&m](Hardware& h, std::span<const std::size_t> use) { h.pcie = fit_gather_efficiency(m.gather, use, h.pcie); };
-    s.predict = [&m](const Hardware& h, std::size_t i) {
-      const GatherPoint& p = m.gather[i];
-      return gather_time(p.direction, Bytes(p.bytes), h.pcie).value();
-    };
-    specs.push_back(std::move(s));
-  }
-  if (!m.interference.empty()) {
-    ModelSpec s;
-    s.name = "gather-sm-share";
-    s.description = "a GEMM alone and beside a running UVA gather";
-    for (const auto& p : m.interference) s.measured.push_back(p.with_gather_seconds);
-    s.fields.push_back(field({"pcie", "gather_sm_fraction"}, [](auto& h) -> auto& { return h.pcie.gather_sm_fraction; }));
-    s.fit = [&m](Hardware& h, std::span<const std::size_t> use) { h.pcie.gather_sm_fraction = fit_gather_sm_fraction(m.interference, use); };
-    s.predict = [&m](const Hardware& h, std::size_t i) {
-      return m.interference[i].alone_seconds / (1.0 - h.pcie.gather_sm_fraction);
-    };
-    specs.push_back(std::move(s));
-  }
-  if (!m.gemm.empty()) {
-    ModelSpec s;
-    s.name = "gemm";
-    s.description = "dense GEMMs Y[m x n] = X[m x k] W[k x n], roofline (used for shapes not measured)";
-    s.measured = seconds_of(m.gemm);
-    s.fields = roofline_fields("gemm", &KernelParams::gemm);
-    s.fit = [&m](Hardware& h, std::span<const std::size_t> use) {
-      h.kernels.gemm_measured = nullptr;  // the roofline alone
-      h.kernels.gemm = fit_gemm(m.gemm, use, h);
-    };
-    s.predict = [&m](const Hardware& h, std::size_t i) { return gemm(m.gemm[i].shape, h).time.value(); };
-    std::map<GemmTable::Key, std::size_t> shape_ids;
-    for (const auto& p : m.gemm) {
-      const auto id = shape_ids.emplace(GemmTable::Key{p.shape.n, p.shape.k, p.shape.dtype}, shape_ids.size()).first->second;
-      s.groups.push_back(id);
-    }
-    specs.push_back(s);
-
-    ModelSpec t;
-    t.name = "gemm-measured";
-    t.description = "the measured GEMM times themselves, interpolated in m for the weight shapes they cover";
-    t.measured = s.measured;
-    t.fit = [&m](Hardware& h, std::span<const std::size_t> use) {
-      auto table = std::make_shared<GemmTable>();
-      for (const std::size_t i : use) {
-        const GemmPoint& p = m.gemm[i];
-        table->add(p.shape.m, p.shape.n, p.shape.k, p.shape.dtype, p.seconds);
-      }
-      h.kernels.gemm_measured = std::move(table);
-    };
-    t.predict = s.predict;
-    t.write = [](const Hardware& h, nlohmann::json& doc, const std::string& source) {
-      nlohmann::json shapes = nlohmann::json::array();
-      for (const auto& [key, points] : h.kernels.gemm_measured->shapes) {
-        const auto& [n, k, dtype] = key;
-        nlohmann::json ms = nlohmann::json::array();
-        nlohmann::json ts = nlohmann::json::array();
-        for (const auto& [mm, sec] : points) {
-          ms.push_back(mm);
-          ts.push_back(sec);
-        }
-        shapes.push_back({{"n", n}, {"k", k}, {"dtype", std::string(to_string(dtype))}, {"m", ms}, {"seconds", ts}});
-      }
-      doc["kernels"]["gemm_measured"] = {{"value", {{"shapes", shapes}}}, {"source", source}};
-    };
-    specs.push_back(std::move(t));
-  }
-  if (!m.grouped_gemm.empty()) {
-    ModelSpec s;
-    s.name = "grouped-gemm";
-    s.description = "grouped (MoE expert) GEMMs, every group the same rows, padded to the kernel's row tile";
-    s.measured = seconds_of(m.grouped_gemm);
-    s.fields = roofline_fields("grouped_gemm", &KernelParams::grouped_gemm);
-    s.fit = [&m](Hardware& h, std::span<const std::size_t> use) { h.kernels.grouped_gemm = fit_grouped_gemm(m.grouped_gemm, use, h); };
-    s.predict = [&m](const Hardware& h, std::size_t i) { return grouped_gemm(m.grouped_gemm[i].shape, h).time.value(); };
-    specs.push_back(std::move(s));
-  }
-  if (!m.attention_rates.empty()) {
-    ModelSpec s;
-    s.name = "attention";
-    s.description = "dense MLA decode peak rates (FLOP/s compute-bound, B/s memory-bound) as published, against the "
-                    "datasheet BF16 peak and HBM bandwidth; one figure per parameter, nothing to cross-validate";
-    bool kind[2] = {false, false};
-    for (const auto& p : m.attention_rates) {
-      kind[p.compute ? 1 : 0] = true;
-      s.measured.push_back(1.0 / p.rate);
-    }
-    const auto at = &KernelParams::attention;
-    if (kind[1]) s.fields.push_back(roofline_field("attention", at, "compute_efficiency", &RooflineParams::compute_efficiency));
-    if (kind[0]) s.fields.push_back(roofline_field("attention", at, "memory_efficiency", &RooflineParams::memory_efficiency));
-    s.cross_validate = false;
-    s.fit = [&m](Hardware& h, std::span<const std::size_t> use) { h.kernels.attention = attention_from_rates(m.attention_rates, use, h); };
-    s.predict = [&m](const Hardware& h, std::size_t i) {
-      const auto& p = m.attention_rates[i];
-      const double roof = p.compute ? h.gpu.peak_compute.at(DType::bf16, h.gpu.kind).value() * h.kernels.attention.compute_efficiency
-                                    : h.gpu.hbm_bandwidth.value() * h.kernels.attention.memory_efficiency;
-      return 1.0 / roof;
-    };
-    specs.push_back(std::move(s));
-  }
-  if (!m.dense_attention.empty()) {
-    ModelSpec s;
-    s.name = "dense-attention";
-    s.description = "dense MLA decode kernel times (FlashMLA's test: BF16 cache, 64-row tiles), each bound by one roof";
-    s.measured = seconds_of(m.dense_attention);
-    const auto at = &KernelParams::attention;
-    bool bound[2] = {false, false};  // memory, compute: which roofs the fit on every point binds
-    {
-      Hardware probe = base;
-      probe.kernels.attention = fit_dense_attention(m.dense_attention, {}, base);
-      for (const auto& p : m.dense_attention) {
-        const KernelCost c = dense_mla_attention(p.shape, p.context, probe);
-        bound[c.compute >= c.memory ? 1 : 0] = true;
-      }
-    }
-    if (bound[1]) s.fields.push_back(roofline_field("attention", at, "compute_efficiency", &RooflineParams::compute_efficiency));
-    if (bound[0]) s.fields.push_back(roofline_field("attention", at, "memory_efficiency", &RooflineParams::memory_efficiency));
-    if (m.dense_attention.size() >= 2) {
-      s.fields.push_back(roofline_field("attention", at, "kernel_overhead", &RooflineParams::kernel_overhead));
-    }
-    s.fit = [&m](Hardware& h, std::span<const std::size_t> use) {
-      h.kernels.attention = fit_dense_attention(m.dense_attention, use, h);
-    };
-    s.predict = [&m](const Hardware& h, std::size_t i) {
-      const auto& p = m.dense_attention[i];
-      return dense_mla_attention(p.shape, p.context, h).time.value();
-    };
-    specs.push_back(std::move(s));
-  }
-  if (!m.sparse_attention.empty()) {
-    ModelSpec s;
-    s.name = "sparse-attention";
-    s.description = "sparse MLA decode (FP8 latent cache, top-k entries per query token), compute-bound";
-    s.measured = seconds_of(m.sparse_attention);
-    const auto sa = &KernelParams::sparse_attention;
-    s.fields.push_back(roofline_field("sparse_attention", sa, "compute_efficiency", &RooflineParams::compute_efficiency));
-    if (m.sparse_attention.size() >= 2) {
-      s.fields.push_back(roofline_field("sparse_attention", sa, "kernel_overhead", &RooflineParams::kernel_overhead));
-    }
-    s.fit = [&m](Hardware& h, std::span<const std::size_t> use) {
-      h.kernels.sparse_attention = fit_sparse_attention(m.sparse_attention, use, h);
-    };
-    s.predict = [&m](const Hardware& h, std::size_t i) {
-      const auto& p = m.sparse_attention[i];
-      return sparse_mla_attention(p.shape, p.selected, h).time.value();
-    };
-    specs.push_back(std::move(s));
-  }
-  if (!m.norm.empty()) {
-    ModelSpec s;
-    s.name = "memory-bound";
-    s.description = "RMSNorm and LayerNorm kernels (norms, elementwise and top-k share these parameters)";
-    s.measured = seconds_of(m.norm);
-    const auto mb = &KernelParams::memory_bound;
-    s.fields = {roofline_field("memory_bound", mb, "memory_efficiency", &RooflineParams::memory_efficiency),
-                roofline_field("memory_bound", mb, "memory_ramp", &RooflineParams::memory_ramp),
-                roofline_field("memory_bound", mb, "kernel_overhead", &RooflineParams::kernel_overhead)};
-    s.fit = [&m](Hardware& h, std::span<const std::size_t> use) { h.kernels.memory_bound = fit_memory_bound(m.norm, use, h); };
-    s.predict = [&m](const Hardware& h, std::size_t i) { return norm(m.norm[i].shape, h).time.value(); };
-    specs.push_back(std::move(s));
-  }
-  if (!m.allreduce.empty()) {
-    ModelSpec s;
-    s.name = "allreduce";
-    s.description = "NCCL all-reduce within one node";
-    s.measured = seconds_of(m.allreduce);
-    s.fields.push_back(field({"collectives", "allreduce_bus_bandwidth"}, [](auto& h) -> auto& { return h.collectives.allreduce_bus_bandwidth; }));
-    s.fields.push_back(field({"collectives", "allreduce_latency"}, [](auto& h) -> auto& { return h.collectives.allreduce_latency; }));
-    s.fit = [&m](Hardware& h, std::span<const std::size_t> use) {
-      const AlphaBeta ab = fit_allreduce(m.allreduce, use);
-      h.collectives.allreduce_latency = ab.latency;
-      h.collectives.allreduce_bus_bandwidth = ab.bandwidth;
-    };
-    s.predict = [&m](const Hardware& h, std::size_t i) {
-      return allreduce_time(m.allreduce[i].gpus, Bytes(m.allreduce[i].bytes), h).value();
-    };
-    specs.push_back(std::move(s));
-  }
-  if (!m.p2p.empty()) {
-    ModelSpec s;
-    s.name = "nvlink-p2p";
-    s.description = "GPU-to-GPU copies within one node (NCCL send/recv or cudaMemcpyPeer)";
-    s.measured = seconds_of(m.p2p);
-    s.fields.push_back(field({"nvlink", "bandwidth"}, [](auto& h) -> auto& { return h.nvlink.bandwidth; }));
-    s.fields.push_back(field({"nvlink", "latency"}, [](auto& h) -> auto& { return h.nvlink.latency; }));
-    s.fit = [&m](Hardware& h, std::span<const std::size_t> use) {
-      const AlphaBeta ab = fit_p2p(m.p2p, use);
-      h.nvlink.latency = ab.latency;
-      h.nvlink.bandwidth = ab.bandwidth;
-    };
-    s.predict = [&m](const Hardware& h, std::size_t i) { return p2p_time(Bytes(m.p2p[i].bytes), h.nvlink).value(); };
-    specs.push_back(std::move(s));
-  }
-  if (!m.alltoall.empty()) {
-    ModelSpec s;
-    s.name = "alltoall";
-    s.description = "NCCL all-to-all within one node";
-    s.measured = seconds_of(m.alltoall);
-    s.fields.push_back(field({"collectives", "alltoall_nvlink_efficiency"}, [](auto& h) -> auto& { return h.collectives.alltoall_nvlink_efficiency; }));
-    s.fields.push_back(field({"collectives", "alltoall_latency"}, [](auto& h) -> auto& { return h.collectives.alltoall_latency; }));
-    s.fit = [&m](Hardware& h, std::span<const std::size_t> use) {
-      const AlphaBeta ab = fit_alltoall(m.alltoall, use);
-      // The engine carries the all-to-all at a fraction of nvlink.bandwidth (fitted above when
-      // peer copies were measured).
-      const double efficiency = ab.bandwidth.value() / h.nvlink.bandwidth.value();
-      if (!(efficiency > 0.0 && efficiency <= 1.0)) {
-        throw FitError("all-to-all: the fitted bandwidth " + format_quantity(ab.bandwidth.value(), Dimension::bytes_per_second) +
-                       " is not within (0, 1] of nvlink.bandwidth " +
-                       format_quantity(h.nvlink.bandwidth.value(), Dimension::bytes_per_second));
-      }
-      h.collectives.alltoall_latency = ab.latency;
-      h.collectives.alltoall_nvlink_efficiency = efficiency;
-    };
-    s.predict = [&m](const Hardware& h, std::size_t i) {
-      return alltoall_time(m.alltoall[i].gpus, Bytes(m.alltoall[i].bytes), h).value();
-    };
-    specs.push_back(std::move(s));
-  }
-  if (!m.expert_alltoall.empty()) {
-    ModelSpec s;
-    s.name = "expert-alltoall";
-    s.description = "DeepEP low-latency dispatch and combine vs EP size, carried as the engine does (NVLink port within a "
-                    "node, NIC across nodes, concurrently)";
-    s.measured = seconds_of(m.expert_alltoall);
-    bool intra = false;
-    bool inter = false;
-    for (const auto& p : m.expert_alltoall) {
-      intra = intra || std::min(p.expert_parallel, p.gpus_per_node) > 1;
-      inter = inter || p.expert_parallel > p.gpus_per_node;
-    }
-    if (intra) s.fields.push_back(field({"collectives", "alltoall_nvlink_efficiency"}, [](auto& h) -> auto& { return h.collectives.alltoall_nvlink_efficiency; }));
-    if (inter) s.fields.push_back(field({"collectives", "alltoall_network_efficiency"}, [](auto& h) -> auto& { return h.collectives.alltoall_network_efficiency; }));
-    s.fields.push_back(field({"collectives", "alltoall_latency"}, [](auto& h) -> auto& { return h.collectives.alltoall_latency; }));
-    s.fit = [&m](Hardware& h, std::span<const std::size_t> use) {
-      const AlltoallFit f = fit_expert_alltoall(m.expert_alltoall, use, h);
-      h.collectives.alltoall_nvlink_efficiency = f.nvlink_efficiency;
-      h.collectives.alltoall_network_efficiency = f.network_efficiency;
-      h.collectives.alltoall_latency = f.latency;
-    };
-    s.predict = [&m](const Hardware& h, std::size_t i) { return expert_alltoall_time(m.expert_alltoall[i], h).value(); };
-    specs.push_back(std::move(s));
-  }
-  if (!m.alltoall_normal.empty()) {
-    // Reported beside the low-latency fit: the normal (high-throughput) kernels' bottleneck
-    // bandwidth against the port bandwidths the profile gives the engine. Nothing is fitted.
-    ModelSpec s;
-    s.name = "alltoall-normal";
-    s.description = "DeepEP normal kernels' bottleneck bandwidth (seconds per byte) against the fitted port bandwidths; "
-                    "reported, not fitted";
-    for (const auto& p : m.alltoall_normal) s.measured.push_back(1.0 / p.rate);
-    s.cross_validate = false;
-    s.fit = [](Hardware&, std::span<const std::size_t>) {};
-    s.predict = [&m](const Hardware& h, std::size_t i) {
-      const auto& p = m.alltoall_normal[i];
-      return 1.0 / (p.intranode ? alltoall_intranode_bandwidth(h) : alltoall_internode_bandwidth(h)).value();
-    };
-    specs.push_back(std::move(s));
-  }
-  return specs;
 }
 
 // The base hardware's JSON document (every field with its source) and its origin.
@@ -582,7 +200,7 @@ Calibration calibrate(const MeasurementSet& measurements, const CalibrateOptions
   std::vector<Transferred> transferred = apply_transfers(doc, options.transfer);
   Hardware hw = read_back(doc);
   Calibration out;
-  std::vector<ModelSpec> specs = model_specs(measurements, hw);
+  std::vector<ModelSpec> specs = calibration::model_specs(measurements, hw);
   const std::string inputs = inputs_summary(measurements);
 
   for (ModelSpec& spec : specs) {
@@ -658,9 +276,9 @@ Calibration calibrate(const MeasurementSet& measurements, const CalibrateOptions
     }
     if (specs[s].write) specs[s].write(hw, doc, source);
   }
-  for (const char* model : {"pcie-copy", "pcie-gather", "gather-sm-share", "gemm", "gemm-measured", "grouped-gemm",
-                            "attention", "dense-attention", "sparse-attention", "memory-bound", "allreduce", "nvlink-p2p", "alltoall",
-                            "expert-alltoall"}) {
+  for (const calibration::FittedModel& entry : calibration::fitted_models()) {
+    if (!entry.fits) continue;
+    const std::string model = entry.name;
     bool fitted = false;
     for (const auto& r : out.models) fitted = fitted || r.model == model;
     if (!fitted) out.not_fitted.emplace_back(model);
