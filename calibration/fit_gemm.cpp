@@ -5,6 +5,8 @@
 #include <map>
 #include <memory>
 
+#include <nlohmann/json.hpp>
+
 #include "models/gemm.h"
 #include "models/gemm_fit.h"
 #include "sim/base/error.h"

@@ -18,7 +18,7 @@
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "calibration/measurements.h"
 #include "models/hardware.h"

@@ -53,8 +53,7 @@ class MeasurementError : public InputError {
 // What one input file contributed, for the profile's provenance.
 struct MeasurementInput {
   std::string path;    // as given
-  std::string format;  // "ess-bench", "vidur-compute", "vidur-network", "liger-norm", "deepgemm", "flashmla",
-                       // "flashmla-dense", "deepep-ll", "deepep-normal", "pcie-sweep"
+  std::string format;  // the name of the format that read it (measurement_formats.h), e.g. "vidur-compute"
   std::string sha256;  // of the file's bytes
   std::string gpu;     // the GPU the rows used were measured on, as the file names it
   std::string date;    // when measured, as the file records it, or "not recorded"
