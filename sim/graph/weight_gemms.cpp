@@ -8,8 +8,9 @@
 
 namespace ess {
 
-std::vector<WeightGemm> weight_gemms(const ModelConfig& m, int tensor_parallel, int mtp_depth) {
+std::vector<WeightGemm> weight_gemms(const ModelConfig& m, int tensor_parallel, int expert_parallel, int mtp_depth) {
   if (tensor_parallel < 1) throw InternalError("weight_gemms: tensor_parallel must be >= 1");
+  if (expert_parallel < 1) throw InternalError("weight_gemms: expert_parallel must be >= 1");
   if (mtp_depth < 1) throw InternalError("weight_gemms: mtp_depth must be >= 1");
   const std::int64_t tp = tensor_parallel;
   const DType w = m.weight_dtype;
@@ -54,13 +55,16 @@ std::vector<WeightGemm> weight_gemms(const ModelConfig& m, int tensor_parallel, 
   if (any_moe) {  // add_moe: router and shared experts on every GPU, routed experts grouped
     const auto& e = *m.moe;
     add(opname::router, dense, e.routed_experts, m.hidden, DType::bf16);
-    const std::int64_t shared_width = e.expert_intermediate * e.shared_experts;
+    // Under tensor parallelism (add_tp_moe) the shared experts are sharded over the replica, and
+    // the routed ones too unless they are split over it (expert_parallel = tensor_parallel).
+    const std::int64_t shared_width = e.expert_intermediate * e.shared_experts / tp;
+    const std::int64_t routed_width = tp > 1 && expert_parallel != tp ? e.expert_intermediate / tp : e.expert_intermediate;
     if (shared_width > 0) {
       add(opname::shared_gate_up, dense, 2 * shared_width, m.hidden, w);
       add(opname::shared_down, dense, m.hidden, shared_width, w);
     }
-    add(opname::experts_gate_up, WeightGemmForm::grouped, 2 * e.expert_intermediate, m.hidden, w);
-    add(opname::experts_down, WeightGemmForm::grouped, m.hidden, e.expert_intermediate, w);
+    add(opname::experts_gate_up, WeightGemmForm::grouped, 2 * routed_width, m.hidden, w);
+    add(opname::experts_down, WeightGemmForm::grouped, m.hidden, routed_width, w);
   }
 
   // The vocabulary-parallel LM head (add_head), then the MTP modules' projection of

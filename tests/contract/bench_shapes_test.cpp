@@ -34,7 +34,7 @@ ess::ModelConfig preset(const std::string& name) {
 std::vector<ess::bench::GemmShape> expected_for(const std::string& name) {
   const ess::ModelConfig m = preset(name);
   std::vector<ess::bench::GemmShape> out;
-  for (const ess::WeightGemm& g : ess::weight_gemms(m, 1, m.mtp_layers > 0 ? 2 : 1)) {
+  for (const ess::WeightGemm& g : ess::weight_gemms(m, 1, 1, m.mtp_layers > 0 ? 2 : 1)) {
     if (g.form == ess::WeightGemmForm::per_head) continue;
     const bool present =
         std::any_of(out.begin(), out.end(), [&](const ess::bench::GemmShape& s) { return s.n == g.n && s.k == g.k; });

@@ -200,7 +200,7 @@ TEST_CASE("a runner trace missing a GEMM of the simulation is refused", "[contra
 TEST_CASE("the runner's GEMMs are the simulator's weight GEMMs of its model", "[contract]") {
   const ess::Scenario s = ess::load_scenario(kRunnerScenario);
   std::set<std::string> listed;
-  for (const ess::WeightGemm& g : ess::weight_gemms(s.model, 1, 1)) listed.emplace(g.name);
+  for (const ess::WeightGemm& g : ess::weight_gemms(s.model, 1, 1, 1)) listed.emplace(g.name);
   std::set<std::string> runner;
   for (const auto& op : ess::runner::expected_step_ops(ess::runner::OverlapMode::da, {true, false})) {
     if (op.category == "gemm") runner.insert(op.name);
@@ -218,7 +218,7 @@ TEST_CASE("the shapes file prepare writes is what ess-bench --gemm-shapes reads"
   const ess::bench::GemmShapesFile file = ess::bench::read_gemm_shapes(path.string());
   const ess::Scenario s = ess::load_scenario(kRunnerScenario);
   std::vector<ess::WeightGemm> expected;
-  for (const ess::WeightGemm& g : ess::weight_gemms(s.model, 1, 1)) {
+  for (const ess::WeightGemm& g : ess::weight_gemms(s.model, 1, 1, 1)) {
     if (g.form != ess::WeightGemmForm::per_head) expected.push_back(g);
   }
   REQUIRE(file.shapes.size() == expected.size());  // the same rows once, not twice

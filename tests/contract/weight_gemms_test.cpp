@@ -100,7 +100,7 @@ std::vector<std::string> mismatches(const ess::Scenario& s, const std::vector<We
 }
 
 std::vector<WeightGemm> list_of(const ess::Scenario& s) {
-  return ess::weight_gemms(s.model, s.parallelism.tensor_parallel, s.workload.mtp.depth);
+  return ess::weight_gemms(s.model, s.parallelism.tensor_parallel, s.parallelism.expert_parallel, s.workload.mtp.depth);
 }
 
 void check_both_ways(const ess::Scenario& s) {
@@ -141,6 +141,14 @@ TEST_CASE("weight_gemms matches the step plans of the bundled DeepSeek-V3.2 scen
          ess::parse_override("workload.mtp.depth=1"), ess::parse_override("workload.mtp.acceptance=1"),
          ess::parse_override("workload.batch_per_gpu=4")}));
   }
+  for (const int ep : {8, 1}) {
+    SECTION("MoE at TP 8, the routed experts " + std::string(ep == 8 ? "split over the replica (EP 8)" : "sharded by TP (EP 1)")) {
+      check_both_ways(ess::load_scenario(
+          kRoot + "/scenarios/dsv32-baseline-32k.json",
+          ess::parse_overrides({"parallelism.tensor_parallel=8", "parallelism.attention_dp=1",
+                                "parallelism.expert_parallel=" + std::to_string(ep), "workload.batch_per_gpu=2"})));
+    }
+  }
 }
 
 TEST_CASE("weight_gemms matches the step plans of Llama scenarios", "[contract]") {
@@ -158,7 +166,7 @@ TEST_CASE("weight_gemms matches the step plans of Llama scenarios", "[contract]"
 
 TEST_CASE("the DeepSeek-V3.2 list is the fused q_a||kv_a and the published shapes", "[contract]") {
   const ess::Scenario s = ess::load_scenario(kRoot + "/scenarios/dsv32-baseline-32k.json");
-  const auto list = ess::weight_gemms(s.model, 1, 2);
+  const auto list = ess::weight_gemms(s.model, 1, 1, 2);
   CHECK(names(list) == std::vector<std::string>{"q_a_kv_a", "q_b", "indexer_q", "indexer_k_w", "q_absorb", "v_up", "wo",
                                                 "gate_up", "down", "router", "shared_gate_up", "shared_down",
                                                 "experts_gate_up", "experts_down", "lm_head", "eh_proj"});
@@ -174,16 +182,17 @@ TEST_CASE("the DeepSeek-V3.2 list is the fused q_a||kv_a and the published shape
   CHECK(entry(list, "q_absorb").form == WeightGemmForm::per_head);
   // Without MTP there is no eh_proj; at TP 8 (dense) the head-split shapes shrink and the fused
   // down-projection does not.
-  CHECK(names(ess::weight_gemms(s.model, 1, 1)).back() == "lm_head");
+  CHECK(names(ess::weight_gemms(s.model, 1, 1, 1)).back() == "lm_head");
   ess::ModelConfig dense = s.model;
   dense.moe.reset();
-  const auto tp8 = ess::weight_gemms(dense, 8, 1);
+  const auto tp8 = ess::weight_gemms(dense, 8, 1, 1);
   CHECK(entry(tp8, "q_b").n == 128 / 8 * 192);
   CHECK(entry(tp8, "q_a_kv_a").n == 2112);
   CHECK(entry(tp8, "gate_up").n == 2 * 18432 / 8);
   CHECK(entry(tp8, "lm_head").n == 129280 / 8);
-  CHECK_THROWS_AS(ess::weight_gemms(s.model, 0, 1), ess::InternalError);
-  CHECK_THROWS_AS(ess::weight_gemms(s.model, 1, 0), ess::InternalError);
+  CHECK_THROWS_AS(ess::weight_gemms(s.model, 0, 1, 1), ess::InternalError);
+  CHECK_THROWS_AS(ess::weight_gemms(s.model, 1, 0, 1), ess::InternalError);
+  CHECK_THROWS_AS(ess::weight_gemms(s.model, 1, 1, 0), ess::InternalError);
 }
 
 TEST_CASE("the plan check fails on a list that misses, misstates or invents a GEMM", "[contract]") {
