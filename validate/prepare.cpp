@@ -136,8 +136,11 @@ RunnerConfig prepare_runner(const Scenario& scenario, const std::filesystem::pat
        << " --indexer-dim " << m.indexer->head_dim << " --top-k " << top_k << " --ffn " << m.dense_intermediate
        << " --vocab " << m.vocab << " --batch " << batch << " --context " << context0 << " --steps "
        << scenario.workload.decode_steps << " --pool-entries " << *scenario.cache.pool_entries << " --pinned-recent "
-       << scenario.cache.pinned_recent << " --eviction " << scenario.cache.eviction << " --heat-decay "
-       << scenario.cache.heat_decay << " --overlap " << scenario.cache.overlap << " --transfer "
+       << scenario.cache.pinned_recent << " --eviction " << scenario.cache.eviction;
+  for (const PolicyParam* p : declared_params(eviction_policies())) {
+    args << " --" << p->option() << " " << scenario.cache.eviction_params.of(*p);
+  }
+  args << " --overlap " << scenario.cache.overlap << " --transfer "
        << to_string(scenario.cache.transfer) << " --access " << out.access_trace.filename().string()
        << " --scenario-sha256 " << scenario_identity(scenario);
   out.arguments = args.str();

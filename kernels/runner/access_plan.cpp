@@ -86,14 +86,14 @@ AccessPlanner::AccessPlanner(const RunnerOptions& options, const std::filesystem
   config.capacity_entries = options_.pool_entries;
   config.pinned_recent = options_.pinned_recent;
   config.policy = options_.eviction;
-  config.heat_decay = options_.heat_decay;
+  config.eviction_params = options_.eviction_params;
   try {
     reference_ = std::make_unique<CacheSimulator>(config, *trace_);
   } catch (const std::invalid_argument& e) {
     throw AccessPlanError(std::string("pool configuration: ") + e.what());
   }
   // As CacheSimulator's constructor: every pool starts at the capacity for one token of context.
-  const PoolConfig pool{reference_->capacity_at(1), options_.pinned_recent, options_.eviction, options_.heat_decay};
+  const PoolConfig pool{reference_->capacity_at(1), options_.pinned_recent, options_.eviction, options_.eviction_params};
   pools_.reserve(static_cast<std::size_t>(options_.layers * options_.batch));
   for (std::int64_t i = 0; i < options_.layers * options_.batch; ++i) pools_.emplace_back(pool);
 }

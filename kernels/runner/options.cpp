@@ -1,8 +1,10 @@
 #include "kernels/runner/options.h"
 
 #include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
+#include <deque>
 #include <limits>
 #include <map>
 #include <string_view>
@@ -27,6 +29,7 @@ struct Spec {
   std::int64_t max = 0;
   std::vector<std::string_view> choices;
   std::string_view help;
+  const PolicyParam* param = nullptr;  // number: the eviction parameter it sets (its range and name)
 };
 
 // The eviction policies the simulator registers (sim/offload/eviction_registry.cpp): the runner
@@ -37,9 +40,26 @@ std::vector<std::string_view> eviction_choices() {
   return names;
 }
 
+// A number option for each parameter the eviction policies declare (sim/offload/policy_params.h),
+// as the scenario's cache.<name>: --heat-decay for heat_decay. Its texts live as long as the table.
+std::vector<Spec> eviction_param_specs() {
+  static std::deque<std::string> texts;
+  std::vector<Spec> out;
+  for (const PolicyParam* p : declared_params(eviction_policies())) {
+    const std::string& name = texts.emplace_back(p->option());
+    std::array<char, 32> shortest{};  // the default as typed: the shortest text that reads back exactly
+    const auto written = std::to_chars(shortest.data(), shortest.data() + shortest.size(), p->default_value);
+    const std::string& fallback = texts.emplace_back(shortest.data(), written.ptr);
+    const std::string& help = texts.emplace_back(std::string(p->summary) + ", in " + p->range());
+    out.push_back(Spec{name, Kind::number, false, fallback, 0, 0, {}, help, p});
+  }
+  return out;
+}
+
 // In usage order, which is also the order of the trace's config object.
 const std::vector<Spec>& specs() {
-  static const std::vector<Spec> table{
+  static const std::vector<Spec> table = [] {
+    std::vector<Spec> t{
       {"layers", Kind::integer, true, "", 1, 100000, {}, "decoder layers to run (all dense MLA + MLP)"},
       {"hidden", Kind::integer, true, "", 8, kInt32Max, {}, "hidden size (7168)"},
       {"q-lora", Kind::integer, true, "", 8, kInt32Max, {}, "q_lora_rank (1536)"},
@@ -60,7 +80,6 @@ const std::vector<Spec>& specs() {
       {"pool-entries", Kind::integer, true, "", 1, kInt32Max, {}, "GPU pool capacity per request and layer"},
       {"pinned-recent", Kind::integer, false, "0", 0, kInt32Max, {}, "newest tokens always resident"},
       {"eviction", Kind::choice, true, "", 0, 0, eviction_choices(), "pool eviction policy (`ess-sim policies` describes them)"},
-      {"heat-decay", Kind::number, false, "0.9", 0, 0, {}, "heat policy: decay per step, in (0, 1]"},
       {"overlap", Kind::choice, true, "", 0, 0, {"serial", "da"}, "fetch/attention overlap"},
       {"transfer", Kind::choice, true, "", 0, 0, {"gather", "copy"}, "miss fetch path"},
       {"access", Kind::text, true, "", 0, 0, {}, "ESS-TOPK access trace (.esstrace)"},
@@ -68,7 +87,12 @@ const std::vector<Spec>& specs() {
       {"out", Kind::text, true, "", 0, 0, {}, "Chrome trace to write"},
       {"device", Kind::integer, false, "0", 0, 1023, {}, "CUDA device ordinal"},
       {"self-test", Kind::flag, false, "", 0, 0, {}, "only check the custom kernels against CPU references"},
-  };
+    };
+    const auto after = std::find_if(t.begin(), t.end(), [](const Spec& s) { return s.name == "eviction"; }) + 1;
+    const std::vector<Spec> params = eviction_param_specs();
+    t.insert(after, params.begin(), params.end());
+    return t;
+  }();
   return table;
 }
 
@@ -126,15 +150,17 @@ std::int64_t parse_integer(const Spec& s, const std::string& text) {
   return value;
 }
 
-double parse_heat_decay(const Spec& s, const std::string& text) {
+// A policy parameter's value, within the range it declares.
+double parse_param(const Spec& s, const std::string& text) {
   double value = 0.0;
   const char* first = text.data();
   const char* last = text.data() + text.size();
   const auto [end, error] = std::from_chars(first, last, value);
+  const std::string range = s.param->range();
   if (text.empty() || error != std::errc() || end != last || !std::isfinite(value)) {
-    fail("--" + std::string(s.name) + ": expected a number in (0, 1], got '" + text + "'");
+    fail("--" + std::string(s.name) + ": expected a number in " + range + ", got '" + text + "'");
   }
-  if (!(value > 0.0 && value <= 1.0)) fail("--" + std::string(s.name) + ": " + text + " is outside (0, 1]");
+  if (!s.param->admits(value)) fail("--" + std::string(s.name) + ": " + text + " is outside " + range);
   return value;
 }
 
@@ -289,7 +315,7 @@ Command parse_command_line(const std::vector<std::string>& args) {
         }
         break;
       }
-      case Kind::number: o.heat_decay = parse_heat_decay(s, *text); break;
+      case Kind::number: o.eviction_params.set(s.param->name, parse_param(s, *text)); break;
       case Kind::choice: {
         const std::string c = parse_choice(s, *text);
         if (s.name == "eviction") o.eviction = c;
@@ -370,7 +396,9 @@ std::vector<std::pair<std::string, std::string>> config_fields(const RunnerOptio
   integer("pool-entries", o.pool_entries);
   integer("pinned-recent", o.pinned_recent);
   text("eviction", o.eviction);
-  out.emplace_back("heat-decay", bench::json_number(o.heat_decay));
+  for (const PolicyParam* p : declared_params(eviction_policies())) {
+    out.emplace_back(p->option(), bench::json_number(o.eviction_params.of(*p)));
+  }
   text("overlap", to_string(o.overlap));
   text("transfer", to_string(o.transfer));
   text("access", o.access);

@@ -58,7 +58,7 @@ struct RunnerOptions {
   std::int64_t pool_entries = 0;
   std::int64_t pinned_recent = 0;
   std::string eviction{kDefaultEviction};  // a registered eviction policy (sim/offload/eviction.h)
-  double heat_decay = 0.9;
+  PolicyValues eviction_params;  // every declared eviction parameter (--heat-decay, ...), defaults filled
   OverlapMode overlap = OverlapMode::serial;
   TransferPath transfer = TransferPath::gather;
   std::string access;                          // the ESS-TOPK access trace

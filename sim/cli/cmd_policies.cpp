@@ -1,5 +1,6 @@
 // `ess-sim policies [--json]`: every registered policy of every pluggable kind (eviction, access
-// model, overlap, prefetch), by the name a scenario uses and a one-line summary. The lists come
+// model, overlap, prefetch), by the name a scenario uses and a one-line summary, with the
+// parameters it declares (the key beside the kind's field, range, default). The lists come
 // from the registries (sim/offload/registry.h), so they are what the scenario loader accepts.
 #include <algorithm>
 #include <memory>
@@ -23,6 +24,7 @@ namespace {
 struct PolicyLine {
   std::string_view name;
   std::string_view summary;
+  std::span<const PolicyParam> params;
 };
 
 struct PolicyKind {
@@ -36,7 +38,7 @@ template <typename Factory>
 PolicyKind kind_of(std::string_view kind, std::string_view field, std::string_view fallback,
                    std::span<const Registered<Factory>> registry) {
   PolicyKind k{kind, field, fallback, {}};
-  for (const auto& r : registry) k.lines.push_back({r.name, r.summary});
+  for (const auto& r : registry) k.lines.push_back({r.name, r.summary, r.params});
   return k;
 }
 
@@ -49,6 +51,13 @@ std::vector<PolicyKind> policy_kinds() {
       kind_of("predictor", "cache.prefetch.predictor", kDefaultPredictor, prefetch_predictors()),
       // A new kind of policy: its registry here, one line (sim/offload/registry.h lists the kinds).
   };
+}
+
+// Where a scenario gives a policy's parameter: beside the field naming the policy (cache.heat_decay
+// beside cache.eviction).
+std::string param_key(const PolicyKind& k, const PolicyParam& p) {
+  const std::size_t dot = k.field.rfind('.');
+  return std::string(k.field.substr(0, dot == std::string_view::npos ? 0 : dot + 1)) + std::string(p.name);
 }
 
 }  // namespace
@@ -65,7 +74,13 @@ void add_policies_command(CLI::App& app, CommandAction& action) {
         nlohmann::ordered_json doc = nlohmann::ordered_json::object();
         for (const PolicyKind& k : kinds) {
           auto& list = doc[std::string(k.kind)] = nlohmann::ordered_json::array();
-          for (const PolicyLine& l : k.lines) list.push_back({{"name", l.name}, {"summary", l.summary}});
+          for (const PolicyLine& l : k.lines) {
+            nlohmann::ordered_json params = nlohmann::ordered_json::array();
+            for (const PolicyParam& p : l.params) {
+              params.push_back({{"name", param_key(k, p)}, {"summary", p.summary}, {"range", p.range()}, {"default", p.default_value}});
+            }
+            list.push_back({{"name", l.name}, {"summary", l.summary}, {"params", params}});
+          }
         }
         out << doc.dump(2) << "\n";
         return 0;
@@ -81,6 +96,10 @@ void add_policies_command(CLI::App& app, CommandAction& action) {
         first = false;
         for (const PolicyLine& l : k.lines) {
           out << "  " << l.name << std::string(width - l.name.size() + 2, ' ') << l.summary << "\n";
+          for (const PolicyParam& p : l.params) {
+            out << "  " << std::string(width + 2, ' ') << param_key(k, p) << ": " << p.summary << ", in " << p.range()
+                << ", default " << p.default_value << "\n";
+          }
         }
       }
       return 0;

@@ -25,6 +25,9 @@ namespace ess {
 
 namespace {
 
+// The reader's range of a parameter a policy declares.
+Range range_of(const PolicyParam& p) { return Range{p.low, p.high, !p.low_open, !p.high_open, true, true}; }
+
 bool is_value_wrapper(const nlohmann::json& j) { return j.is_object() && j.contains("value"); }
 
 bool mergeable(const nlohmann::json& j) { return j.is_object() && !is_value_wrapper(j); }
@@ -433,7 +436,9 @@ CacheConfig read_cache(ObjectReader& r, const ModelConfig& model, int indexer_la
   if (entries) c.pool_entries = r.integer("pool_entries", Range::closed(1, kMaxContextLength));
   c.pinned_recent = r.integer_or("pinned_recent", Range::closed(0, kMaxContextLength), 0);
   c.eviction = r.choice_or("eviction", registered_names(eviction_policies()), std::string(kDefaultEviction));
-  c.heat_decay = r.number_or("heat_decay", Range::left_open(0.0, 1.0), 0.9);
+  for (const PolicyParam* p : declared_params(eviction_policies())) {
+    c.eviction_params.set(p->name, r.number_or(p->name, range_of(*p), p->default_value));
+  }
   c.transfer = r.choice_or("transfer", {"gather", "copy"}, "gather") == "gather" ? TransferPath::gather : TransferPath::copy;
   c.overlap = r.choice_or("overlap", registered_names(overlap_policies()), std::string(kDefaultOverlap));
   {

@@ -120,7 +120,9 @@ struct CacheConfig {
   std::optional<std::int64_t> pool_entries;
   std::int64_t pinned_recent = 0;
   std::string eviction{kDefaultEviction};  // a registered eviction policy (sim/offload/eviction.h)
-  double heat_decay = 0.9;
+  // cache.<name> of every parameter an eviction policy declares (sim/offload/policy_params.h), the
+  // chosen policy's or not (a sweep may vary the policy), each at its declared default if not given.
+  PolicyValues eviction_params;
   TransferPath transfer = TransferPath::gather;
   // How a layer's miss fetch overlaps its attention: a registered overlap policy
   // (sim/offload/overlap.h: serial, da, dba, auto).

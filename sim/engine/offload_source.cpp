@@ -22,7 +22,8 @@ std::string access_store_key(const CacheSimConfig& c, const AccessModel& access,
     k["binary"] = {static_cast<long long>(self.st_size), static_cast<long long>(self.st_mtime)};
   }
   k["pools"] = {c.layers, c.top_k, c.sampled_requests, c.warmup_windows, c.capacity_ratio, c.capacity_entries,
-                c.pinned_recent, c.policy, c.heat_decay};
+                c.pinned_recent, c.policy};
+  for (const auto& [name, value] : c.eviction_params.given()) k["pools"].push_back(value);
   k["access"] = access.store_key();
   if (!c.predictor.empty()) k["prefetch"] = {c.predictor, c.prefetch_budget, c.predictor_seed, c.predictor_model.empty() ? "" : heat_model_sha256(c.predictor_model)};
   std::vector<std::int64_t> contexts;
@@ -55,7 +56,7 @@ OffloadSource::OffloadSource(const Scenario& scenario, const DecodeStepBuilder& 
     cc.predictor_seed = predictor_seed(scenario.seed);
     cc.predictor_model = c.prefetch.model;
   }
-  cc.heat_decay = c.heat_decay;
+  cc.eviction_params = c.eviction_params;
   if (!store_.empty() && !access_model_->store_key().empty()) {
     store_key_ = access_store_key(cc, *access_model_, builder, steps);
     stored_ = load_access_steps(store_, store_key_, static_cast<std::size_t>(steps),

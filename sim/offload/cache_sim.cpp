@@ -41,7 +41,7 @@ void validate(const CacheSimConfig& config) {
             "unknown prefetch predictor \"" + config.predictor + "\"");
     require(config.prefetch_budget >= 1, "prefetch_budget must be >= 1 with a predictor");
   }
-  PoolConfig pool{1, config.pinned_recent, config.policy, config.heat_decay};
+  PoolConfig pool{1, config.pinned_recent, config.policy, config.eviction_params};
   validate(pool);
 }
 
@@ -59,7 +59,7 @@ CacheSimulator::CacheSimulator(const CacheSimConfig& config, AccessModel& model)
     : config_(config), model_(model) {
   validate(config_);
   const std::int64_t initial = capacity_at(1);
-  const PoolConfig pool{initial, config_.pinned_recent, config_.policy, config_.heat_decay};
+  const PoolConfig pool{initial, config_.pinned_recent, config_.policy, config_.eviction_params};
   const auto count = static_cast<std::size_t>(config_.layers) *
                      static_cast<std::size_t>(config_.sampled_requests);
   pools_.reserve(count);

@@ -38,7 +38,7 @@ struct CacheSimConfig {
   std::int64_t capacity_entries = 0;
   std::int64_t pinned_recent = 0;  // PoolConfig::pinned_recent
   std::string policy{kDefaultEviction};  // PoolConfig::policy: a registered eviction policy's name
-  double heat_decay = 1.0;     // PoolConfig::heat_decay
+  PolicyValues eviction_params;          // PoolConfig::params
 
   // Prefetch (prefetch.h): a registered predictor's name ("" for none) and the most entries it may
   // prefetch per request, layer and step (the staging buffer in HBM), >= 1 when a predictor is set.

@@ -85,7 +85,8 @@ class EvictionPolicy {
   virtual void check(const PoolResidency& /*pool*/, std::span<const std::uint64_t> /*kept_out*/) const {}
 };
 
-// Makes the policy for a pool; its parameters (e.g. heat_decay) are read from the configuration.
+// Makes the policy for a pool; it reads the parameters it declares (its registry line's params) from
+// PoolConfig::params.
 using EvictionFactory = std::unique_ptr<EvictionPolicy> (*)(const PoolConfig& config);
 
 // The registered eviction policies, in registry order (eviction_registry.cpp).
@@ -96,5 +97,6 @@ inline constexpr std::string_view kDefaultEviction = "lru";
 std::unique_ptr<EvictionPolicy> make_lru_eviction(const PoolConfig& config);
 std::unique_ptr<EvictionPolicy> make_fifo_eviction(const PoolConfig& config);
 std::unique_ptr<EvictionPolicy> make_heat_eviction(const PoolConfig& config);
+std::span<const PolicyParam> heat_eviction_params();
 
 }  // namespace ess

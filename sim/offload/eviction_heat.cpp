@@ -1,10 +1,11 @@
-// heat: every selection adds 1 to an entry's heat and every step multiplies all heats by
-// PoolConfig::heat_decay; the lowest heat leaves, ties by least recently selected (then lowest
+// heat: every selection adds 1 to an entry's heat and every step multiplies all heats by its
+// parameter heat_decay (declared below); the lowest heat leaves, ties by least recently selected (then lowest
 // position). heat_decay 1 makes it an LFU with LRU tie-break.
 //
 // A binary min-heap of slots with lazily decayed keys: a key is the heat scaled by
 // heat_decay^-(step - base_step_), so a step's uniform decay costs nothing and never reorders the
 // heap; keys are rebased before the scale grows out of double range. An eviction is O(log pool).
+#include <array>
 #include <cmath>
 #include <memory>
 #include <stdexcept>
@@ -23,6 +24,11 @@ namespace {
 constexpr double kHeatRebaseScale = 1e150;
 
 constexpr std::int32_t kNone = -1;
+
+const auto kHeatParams = std::to_array<PolicyParam>({
+    {"heat_decay", "factor applied to every heat once per step (1: an LFU with LRU tie-break)", 0.9,
+     0.0, true, 1.0, false},
+});
 
 class HeatEviction final : public EvictionPolicy {
  public:
@@ -211,8 +217,10 @@ void HeatEviction::check(const PoolResidency& pool, std::span<const std::uint64_
 
 }  // namespace
 
+std::span<const PolicyParam> heat_eviction_params() { return kHeatParams; }
+
 std::unique_ptr<EvictionPolicy> make_heat_eviction(const PoolConfig& config) {
-  return std::make_unique<HeatEviction>(config.heat_decay);
+  return std::make_unique<HeatEviction>(config.params.of(kHeatParams[0]));
 }
 
 }  // namespace ess

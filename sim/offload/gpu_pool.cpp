@@ -31,10 +31,7 @@ void validate_numbers(const PoolConfig& config) {
     throw InternalError("pool pinned_recent must be >= 0, got " +
                         std::to_string(config.pinned_recent));
   }
-  if (!(config.heat_decay > 0.0 && config.heat_decay <= 1.0)) {
-    throw InternalError("pool heat_decay must be in (0, 1], got " +
-                        std::to_string(config.heat_decay));
-  }
+  check_values(declared_params(eviction_policies()), config.params, "pool");
 }
 
 }  // namespace

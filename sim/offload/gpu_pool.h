@@ -29,14 +29,14 @@ struct PoolConfig {
   std::int64_t pinned_recent = 0;
   // The eviction policy, by its registered name (eviction_policies(), eviction.h).
   std::string policy{kDefaultEviction};
-  // Heat policy only: factor applied to every heat once per step, in (0, 1]; 1 means pure access
-  // counts (LFU with LRU tie-break). Checked for every policy.
-  double heat_decay = 1.0;
+  // Values of the eviction policies' declared parameters (policy_params.h; e.g. heat's
+  // heat_decay); one not given takes its declared default. Checked whatever the policy.
+  PolicyValues params;
 };
 
 // Throws InternalError (the values come from a checked scenario) naming the field for a
-// capacity < 1, a negative pinned window, a heat_decay outside (0, 1] or a policy name that is not
-// registered (listing the registered ones).
+// capacity < 1, a negative pinned window, a parameter no eviction policy declares or one outside its
+// range, or a policy name that is not registered (listing the registered ones).
 void validate(const PoolConfig& config);
 
 struct AccessResult {

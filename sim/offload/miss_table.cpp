@@ -197,7 +197,7 @@ int main() {
                           Policy{"heat, decay 0.5", "heat", 0.5, 0}}) {
     ess::CacheSimConfig c = lru(0.2);
     c.policy = p.policy;
-    c.heat_decay = p.decay;
+    c.eviction_params.set("heat_decay", p.decay);
     c.pinned_recent = p.pinned;
     const Run r = run(kLayers, 32768, c, kSteps);
     std::printf("| %s | %.1f | %.1f | %.1f |\n", p.name, r.means[argmin(r.means)],

@@ -21,16 +21,19 @@
 #include <vector>
 
 #include "sim/base/error.h"
+#include "sim/offload/policy_params.h"
 
 namespace ess {
 
 // One line of a registry: the policy's name, a one-line summary for the docs and `ess-sim
-// policies`, and `make`, the kind's factory (a function pointer whose signature the kind defines).
+// policies`, `make`, the kind's factory (a function pointer whose signature the kind defines), and
+// the numeric parameters the policy declares (policy_params.h; most declare none).
 template <typename Factory>
 struct Registered {
   std::string_view name;
   std::string_view summary;
   Factory make;
+  std::span<const PolicyParam> params{};
 };
 
 // The names, in registry order (for a configuration reader's choice()).

@@ -20,6 +20,7 @@ set(ESS_OFFLOAD_SOURCES
   overlap_dba.cpp
   overlap_registry.cpp
   overlap_serial.cpp
+  policy_params.cpp
   predictor_adversarial.cpp
   predictor_hot_window.cpp
   predictor_learned.cpp

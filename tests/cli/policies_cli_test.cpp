@@ -87,6 +87,34 @@ TEST_CASE("the scenario loader accepts exactly the registered eviction policies"
                         Catch::Contains("did you mean \"lru\""));
 }
 
+TEST_CASE("a policy's declared parameters are read, checked and listed from the declaration alone") {
+  // Every declared eviction parameter: listed by `policies` beside cache.eviction, read from cache.<name>
+  // at its default, a value inside its range taken, one outside refused naming the field and range.
+  const auto listed = ess::test::run_cli({"policies", "--json"});
+  REQUIRE(listed.code == 0);
+  const auto doc = nlohmann::json::parse(listed.out);
+  const auto declared = ess::declared_params(ess::eviction_policies());
+  REQUIRE_FALSE(declared.empty());
+  for (const ess::PolicyParam* p : declared) {
+    const std::string key = std::string(p->name);
+    INFO(key);
+    bool found = false;
+    for (const auto& policy : doc.at("eviction")) {
+      for (const auto& q : policy.at("params")) {
+        found = found || (q.at("name") == "cache." + key && q.at("range") == p->range() && q.at("default") == p->default_value);
+      }
+    }
+    CHECK(found);
+    CHECK(ess::load_scenario(kOffloadScenario).cache.eviction_params.of(*p) == p->default_value);
+    const double inside = p->high_open ? (p->low + p->high) / 2 : p->high;
+    CHECK(ess::load_scenario(kOffloadScenario, {ess::parse_override("cache." + key + "=" + std::to_string(inside))})
+              .cache.eviction_params.of(*p) == Approx(inside));
+    const double outside = p->high + 1.0;
+    CHECK_THAT(load_error("cache." + key + "=" + std::to_string(outside)),
+               Catch::Contains("/cache/" + key) && Catch::Contains(p->range().substr(1, p->range().size() - 2)));
+  }
+}
+
 TEST_CASE("the scenario loader accepts exactly the registered access models, a file where one is read") {
   CHECK(ess::load_scenario(kOffloadScenario).cache.access.model == "synthetic");
   for (const auto& p : ess::access_models()) {

@@ -178,7 +178,7 @@ TEST_CASE("a simulator configuration out of range is refused") {
       [](CacheSimConfig& c) { c.capacity_entries = 0; c.capacity_ratio = -1; },  // negative
       [](CacheSimConfig& c) { c.capacity_entries = -4; },
       [](CacheSimConfig& c) { c.pinned_recent = -1; },
-      [](CacheSimConfig& c) { c.heat_decay = 2.0; },
+      [](CacheSimConfig& c) { c.eviction_params.set("heat_decay", 2.0); },
   };
   for (const Change change : changes) {
     CacheSimConfig c = scripted_config();

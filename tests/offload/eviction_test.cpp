@@ -53,7 +53,7 @@ std::string joined_names() {
 TEST_CASE("a policy plugged in through the interface decides the victims") {
   auto policy = std::make_unique<HighestFirst>();
   const HighestFirst* seen = policy.get();
-  GpuPool pool(PoolConfig{3, 0, "highest-first", 1.0}, std::move(policy));
+  GpuPool pool(PoolConfig{3, 0, "highest-first", {}}, std::move(policy));
   // Capacity 3. By hand: {1, 2, 3} fills the pool; 4 evicts the highest unselected, 3; then 5
   // (selected with 2) evicts 4, the highest of 1 and 4; then 0 evicts 5. LRU would have evicted
   // 1, then 3, then 4.
@@ -71,7 +71,7 @@ TEST_CASE("a policy plugged in through the interface decides the victims") {
   pool.check_invariants();
   // It declares no deltas: the pool refuses them.
   CHECK_FALSE(pool.takes_delta());
-  GpuPool other(PoolConfig{3, 0, "highest-first", 1.0}, std::make_unique<HighestFirst>());
+  GpuPool other(PoolConfig{3, 0, "highest-first", {}}, std::make_unique<HighestFirst>());
   CHECK_THROWS_WITH(other.access_delta({{}, {1}, 1}, 10, 0), Catch::Contains("supports deltas"));
 }
 
@@ -80,10 +80,10 @@ TEST_CASE("a policy that evicts too few entries is reported as a bug") {
    public:
     std::int64_t evict(std::int64_t /*count*/, PoolResidency& /*pool*/) override { return 0; }
   };
-  GpuPool pool(PoolConfig{2, 0, "lazy", 1.0}, std::make_unique<Lazy>());
+  GpuPool pool(PoolConfig{2, 0, "lazy", {}}, std::make_unique<Lazy>());
   pool.access({1, 2}, 10, 0);
   CHECK_THROWS_AS(pool.access({3}, 10, 1), ess::InternalError);
-  CHECK_THROWS_AS(GpuPool(PoolConfig{2, 0, "none", 1.0}, nullptr), ess::InternalError);
+  CHECK_THROWS_AS(GpuPool(PoolConfig{2, 0, "none", {}}, nullptr), ess::InternalError);
 }
 
 TEST_CASE("the default renumbering keeps the order of the stamps, from 1") {
@@ -100,7 +100,8 @@ TEST_CASE("every registered eviction policy makes a pool that keeps its name") {
     INFO(r.name);
     CHECK_FALSE(r.summary.empty());
     CHECK(names.insert(std::string(r.name)).second);  // each name once
-    const PoolConfig config{4, 0, std::string(r.name), 0.5};
+    PoolConfig config{4, 0, std::string(r.name), {}};
+    for (const ess::PolicyParam& p : r.params) config.params.set(p.name, p.default_value);
     CHECK_NOTHROW(ess::validate(config));
     GpuPool pool(config);
     CHECK(pool.config().policy == r.name);
@@ -117,13 +118,13 @@ TEST_CASE("deltas are a capability the policy declares: lru has it, fifo and hea
     INFO(r.name);
     const auto policy = r.make(PoolConfig{});
     CHECK(policy->supports_delta() == (r.name == "lru"));
-    CHECK(GpuPool(PoolConfig{4, 0, std::string(r.name), 1.0}).takes_delta() == (r.name == "lru"));
-    CHECK_FALSE(GpuPool(PoolConfig{4, 2, std::string(r.name), 1.0}).takes_delta());  // pinned window
+    CHECK(GpuPool(PoolConfig{4, 0, std::string(r.name), {}}).takes_delta() == (r.name == "lru"));
+    CHECK_FALSE(GpuPool(PoolConfig{4, 2, std::string(r.name), {}}).takes_delta());  // pinned window
   }
 }
 
 TEST_CASE("an unknown eviction policy is refused with the registered names") {
-  const PoolConfig config{4, 0, "lur", 1.0};
+  const PoolConfig config{4, 0, "lur", {}};
   CHECK_THROWS_AS(ess::validate(config), ess::InternalError);
   CHECK_THROWS_WITH(ess::validate(config), Catch::Contains("\"lur\"") && Catch::Contains(joined_names()));
   CHECK_THROWS_WITH(GpuPool(config), Catch::Contains(joined_names()));

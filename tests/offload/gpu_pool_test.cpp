@@ -41,7 +41,9 @@ namespace {
 
 PoolConfig config(std::int64_t capacity, const std::string& policy, std::int64_t pinned = 0,
                   double decay = 1.0) {
-  return PoolConfig{capacity, pinned, policy, decay};
+  PoolConfig c{capacity, pinned, policy, {}};
+  c.params.set("heat_decay", decay);
+  return c;
 }
 
 using ess::test::contents;
@@ -70,6 +72,10 @@ TEST_CASE("a pool configuration out of range is refused") {
   CHECK_THROWS_WITH(GpuPool(config(3, "heat", 0, 0.0)), Catch::Contains("heat_decay"));
   CHECK_THROWS_AS(GpuPool(config(3, "heat", 0, 1.5)), ess::InternalError);
   CHECK_THROWS_AS(GpuPool(config(3, "heat", 0, std::nan(""))), ess::InternalError);
+  // A value for a parameter no eviction policy declares (a misspelt name) is a bug upstream.
+  PoolConfig misspelt{3, 0, "heat", {}};
+  misspelt.params.set("heat_decy", 0.5);
+  CHECK_THROWS_WITH(GpuPool(misspelt), Catch::Contains("no parameter heat_decy; declared: heat_decay"));
   CHECK_THROWS_AS(GpuPool(config(3, "lru7")), ess::InternalError);
   GpuPool pool(config(3, "lru"));
   CHECK_THROWS_AS(pool.set_capacity(0), ess::InternalError);
@@ -323,7 +329,7 @@ class ReferencePool {
     int heat_step;
   };
   [[nodiscard]] double heat_at(const Entry& e, int step) const {
-    return e.heat * std::pow(c_.heat_decay, step - e.heat_step);
+    return e.heat * std::pow(c_.params.of(ess::heat_eviction_params()[0]), step - e.heat_step);
   }
   // Whether a leaves before b. Within one access, lower positions were selected first.
   [[nodiscard]] bool before(const std::pair<const std::int64_t, Entry>& a,

@@ -93,7 +93,7 @@ TEST_CASE("heat model: the features of a tiny history, computed by hand") {
 }
 
 TEST_CASE("heat model: the candidates are the history, the previous layer's fetches and the newest, none on the GPU") {
-  ess::GpuPool pool(ess::PoolConfig{4, 0, "lru", 1.0});
+  ess::GpuPool pool(ess::PoolConfig{4, 0, "lru", {}});
   ess::HeatState state(2, 1);
   // Layer 0 fetches 10, 11, 12, 13 at step 0, then 20, 21, 22, 23 at step 1 (evicting 10..13).
   std::vector<std::int64_t> missed;
@@ -102,7 +102,7 @@ TEST_CASE("heat model: the candidates are the history, the previous layer's fetc
   (void)pool.access({20, 21, 22, 23}, 31, 1, &missed);
   state.observe({1, 0, 0, 31, missed});
   // Layer 1 of the same request at step 2 (its pool is another): layer 0's step-2 fetches count.
-  ess::GpuPool pool1(ess::PoolConfig{4, 0, "lru", 1.0});
+  ess::GpuPool pool1(ess::PoolConfig{4, 0, "lru", {}});
   (void)pool1.access({0, 1, 2, 3}, 32, 0, &missed);
   ess::HeatState state1(2, 1);
   (void)pool.access({5, 20, 21, 22}, 32, 2, &missed);  // layer 0, step 2: fetches 5
@@ -123,7 +123,7 @@ TEST_CASE("heat model: the candidates are the history, the previous layer's fetc
   CHECK(features[0][3] == 1.0);
   CHECK(features[1][3] == 0.0);
   // Layer 0's own history at step 2: 10..13 were fetched and evicted (candidates), 20..23 are in the pool.
-  ess::GpuPool pool0(ess::PoolConfig{4, 0, "lru", 1.0});
+  ess::GpuPool pool0(ess::PoolConfig{4, 0, "lru", {}});
   (void)pool0.access({10, 11, 12, 13}, 30, 0, &missed);
   (void)pool0.access({20, 21, 22, 23}, 31, 1, &missed);
   in.layer = 0;

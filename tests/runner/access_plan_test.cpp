@@ -55,7 +55,7 @@ RunnerOptions options() {
   o.warmup_steps = 1;
   o.pool_entries = 4;
   o.eviction = "lru";
-  o.heat_decay = 0.5;
+  o.eviction_params.set("heat_decay", 0.5);
   return o;
 }
 

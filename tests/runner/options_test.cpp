@@ -83,11 +83,12 @@ TEST_CASE("a full command line parses every value and fills the defaults") {
   CHECK(o.transfer == TransferPath::gather);
   CHECK(o.access == "a.esstrace");
   CHECK(o.out == "t.json");
-  // Defaults from the usage: --warmup-steps 2, --pinned-recent 0, --heat-decay 0.9 (the
-  // simulator's cache.heat_decay default), --device 0.
+  // Defaults from the usage: --warmup-steps 2, --pinned-recent 0, --heat-decay 0.9 (the heat
+  // policy's declared default, as the simulator's cache.heat_decay), --device 0.
   CHECK(o.warmup_steps == 2);
   CHECK(o.pinned_recent == 0);
-  CHECK(o.heat_decay == 0.9);
+  CHECK(o.eviction_params.of(ess::heat_eviction_params()[0]) == 0.9);
+  CHECK(o.eviction_params.given().size() == 1);  // every declared parameter gets its default
   CHECK(o.device == 0);
   CHECK_FALSE(o.self_test);
   CHECK_FALSE(o.scenario_sha256.has_value());
@@ -101,7 +102,7 @@ TEST_CASE("name=value is the same as name value") {
   args = without(args, "--eviction");
   const auto o = parse_command_line(args).options;
   CHECK(o.batch == 16);
-  CHECK(o.heat_decay == 0.25);
+  CHECK(o.eviction_params.of(ess::heat_eviction_params()[0]) == 0.25);
   CHECK(o.eviction == "heat");
 }
 
@@ -132,7 +133,7 @@ TEST_CASE("the heat decay must be a number above 0 and at most 1") {
   CHECK(error_of(with(full(), "--heat-decay", "0")) == "--heat-decay: 0 is outside (0, 1]");
   CHECK(error_of(with(full(), "--heat-decay", "1.5")) == "--heat-decay: 1.5 is outside (0, 1]");
   CHECK(error_of(with(full(), "--heat-decay", "warm")) == "--heat-decay: expected a number in (0, 1], got 'warm'");
-  CHECK(parse_command_line(with(full(), "--heat-decay", "1")).options.heat_decay == 1.0);
+  CHECK(parse_command_line(with(full(), "--heat-decay", "1")).options.eviction_params.of(ess::heat_eviction_params()[0]) == 1.0);
 }
 
 TEST_CASE("unknown choices list the accepted ones; dba is refused by name") {
