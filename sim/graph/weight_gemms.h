@@ -44,9 +44,10 @@ struct WeightGemm {
 };
 
 // Every weight GEMM of one decode step of `model` under `tensor_parallel` GPUs per attention
-// replica and `expert_parallel` GPUs per expert-parallel group, with `mtp_depth` query tokens per request (> 1 adds the MTP modules' eh_proj), each
-// once, in the order a step first issues them: attention (MLA or GQA), the dense MLP when some
-// layer is dense, the MoE block when the model has one, the LM head, then eh_proj.
+// replica and `expert_parallel` GPUs per expert-parallel group, with `mtp_depth` query tokens per
+// request (> 1 adds the MTP modules' eh_proj), each once, in the order a step first issues them:
+// attention (MLA or GQA), the dense MLP when some layer is dense, the MoE block when the model has
+// one, the LM head, then eh_proj.
 // Throws InternalError if tensor_parallel, expert_parallel or mtp_depth < 1 (the scenario loader
 // checks them).
 [[nodiscard]] std::vector<WeightGemm> weight_gemms(const ModelConfig& model, int tensor_parallel, int expert_parallel,

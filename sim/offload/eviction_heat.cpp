@@ -1,6 +1,6 @@
 // heat: every selection adds 1 to an entry's heat and every step multiplies all heats by its
-// parameter heat_decay (declared below); the lowest heat leaves, ties by least recently selected (then lowest
-// position). heat_decay 1 makes it an LFU with LRU tie-break.
+// parameter heat_decay (declared below); the lowest heat leaves, ties by least recently selected
+// (then lowest position). heat_decay 1 makes it an LFU with LRU tie-break.
 //
 // A binary min-heap of slots with lazily decayed keys: a key is the heat scaled by
 // heat_decay^-(step - base_step_), so a step's uniform decay costs nothing and never reorders the
