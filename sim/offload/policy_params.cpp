@@ -53,7 +53,9 @@ double PolicyValues::of(const PolicyParam& param) const {
 }
 
 void check_values(std::span<const PolicyParam* const> declared, const PolicyValues& values, std::string_view what) {
-  for (const auto& [name, value] : values.given()) {
+  for (const auto& [given_name, value] : values.given()) {
+    // A named reference: clang 14 does not implement C++20's lambda capture of structured bindings.
+    const std::string& name = given_name;
     const auto it = std::find_if(declared.begin(), declared.end(), [&](const PolicyParam* p) { return p->name == name; });
     if (it == declared.end()) {
       std::string names;
