@@ -87,7 +87,7 @@ int print_prefill(const PrefillOptions& o, std::ostream& out) {
 
 }  // namespace
 
-void add_cost_prefill_command(CLI::App* cost, CommandAction& action) {
+void cost_cli::add_cost_prefill_command(CLI::App* cost, CommandAction& action) {
   auto o = std::make_shared<PrefillOptions>();
   auto* cmd = cost->add_subcommand(
       "prefill", "A prefill step of a scenario's model, hardware, layout and engine at each prompt length, on the event "

@@ -112,7 +112,7 @@ int print_layout(const RoutingOptions& o, std::ostream& out) {
 
 }  // namespace
 
-void add_cost_routing_command(CLI::App* cost, CommandAction& action) {
+void cost_cli::add_cost_routing_command(CLI::App* cost, CommandAction& action) {
   auto o = std::make_shared<RoutingOptions>();
   auto* cmd = cost->add_subcommand(
       "routing", "Expert load across the ranks of an expert-parallel group under skewed routing, with or without EPLB "

@@ -125,25 +125,10 @@ nlohmann::json read_spec_copy(const std::filesystem::path& dir) {
   return j;
 }
 
-}  // namespace
-
-SweepRunSummary run_sweep(const SweepSpec& spec, const SweepRunOptions& o) {
-  const auto started = Clock::now();
-  if (o.shard_count == 0 || o.shard_index >= o.shard_count) {
-    throw ConfigError("--shard", "", "expected i/n with 0 <= i < n, got " + std::to_string(o.shard_index) + "/" +
-                                         std::to_string(o.shard_count));
-  }
-  const std::filesystem::path base_path =
-      std::filesystem::path(spec.base).is_absolute() ? std::filesystem::path(spec.base) : spec.base_dir / spec.base;
-  std::string base_text;
-  try {
-    base_text = read_text_file(base_path);
-  } catch (const ConfigError& e) {
-    throw ConfigError(spec.origin, "/base", "cannot read the base scenario: " + e.message());
-  }
-
+// The output directory made ready: a spec copy of another spec or shard is refused, an existing
+// ledger without --resume too; the spec copy written. Returns the ledger found there.
+LedgerContent prepare_out_dir(const SweepSpec& spec, const SweepRunOptions& o, const std::filesystem::path& ledger_path) {
   ensure_directory(o.out_dir);
-  const auto ledger_path = o.out_dir / kLedgerName;
   const std::string copy = sweep_spec_copy(spec, o.shard_index, o.shard_count);
   if (const auto existing = read_spec_copy(o.out_dir); !existing.is_null()) {
     if (existing["spec_sha256"] != spec.sha256) {
@@ -164,22 +149,19 @@ SweepRunSummary run_sweep(const SweepSpec& spec, const SweepRunOptions& o) {
                                                 "choose another output directory");
   }
   write_file_atomically(o.out_dir / kSweepSpecCopyName, copy);
+  return ledger;
+}
 
-  const auto all = expand_points(spec);
-  std::vector<const SweepPoint*> mine;
-  for (const auto& p : all) {
-    if (p.index % o.shard_count == o.shard_index) mine.push_back(&p);
-  }
-  SweepRunSummary summary;
-  summary.points = mine.size();
-
-  // Resume: keep the last ok or invalid record of each point of this shard, drop the rest (failed
-  // points are re-run, a torn last line is cut), and rewrite the ledger with what is kept.
+// Resume: keeps the last ok or invalid record of each point of this shard, drops the rest (failed
+// points are re-run, a torn last line is cut), and rewrites the ledger with what is kept.
+std::map<std::size_t, nlohmann::ordered_json> keep_finished(const LedgerContent& ledger, std::size_t points,
+                                                            const SweepRunOptions& o,
+                                                            const std::filesystem::path& ledger_path) {
   std::map<std::size_t, nlohmann::ordered_json> kept;
   for (const auto& r : ledger.records) {
     const auto point = r["point"].get<std::size_t>();
     const auto status = r["status"].get<std::string>();
-    if (point < all.size() && point % o.shard_count == o.shard_index && (status == "ok" || status == "invalid")) {
+    if (point < points && point % o.shard_count == o.shard_index && (status == "ok" || status == "invalid")) {
       kept[point] = r;
     }
   }
@@ -191,96 +173,129 @@ SweepRunSummary run_sweep(const SweepSpec& spec, const SweepRunOptions& o) {
     }
     write_file_atomically(ledger_path, text);
   }
-  summary.kept = kept.size();
+  return kept;
+}
 
-  std::deque<const SweepPoint*> todo;
-  for (const auto* p : mine) {
-    if (!kept.contains(p->index)) todo.push_back(p);
+// The points still to run, each a child process, up to o.jobs at once, each recorded in the ledger
+// as it ends.
+class PointRunner {
+ public:
+  PointRunner(const SweepSpec& spec, const SweepRunOptions& o, std::string base_text, std::filesystem::path base_path,
+              const std::filesystem::path& ledger_path, std::size_t todo, SweepRunSummary& summary)
+      : spec_(spec),
+        o_(o),
+        base_text_(std::move(base_text)),
+        base_path_(std::move(base_path)),
+        work_(o.out_dir / ".points"),
+        // Cache-simulation results shared by the points (absolute: the points run in the spec's folder).
+        store_(std::filesystem::absolute(o.out_dir) / ".access-store"),
+        appender_(ledger_path),
+        progress_(o, todo),
+        summary_(summary) {
+    if (todo > 0) ensure_directory(work_);
   }
-  const auto work = o.out_dir / ".points";
-  // Cache-simulation results shared by the points (absolute: the points run in the spec's folder).
-  const auto store = std::filesystem::absolute(o.out_dir) / ".access-store";
-  if (!todo.empty()) ensure_directory(work);
-  LedgerAppender appender(ledger_path);
-  Progress progress(o, todo.size());
-  std::map<pid_t, Running> running;
-  const std::size_t jobs = std::max<std::size_t>(1, o.jobs);
 
-  while (!todo.empty() || !running.empty()) {
-    // Start points until `jobs` run; a point the loader rejects is recorded without a child.
-    while (!todo.empty() && running.size() < jobs) {
-      const SweepPoint& p = *todo.front();
-      todo.pop_front();
-      const auto t0 = Clock::now();
-      if (const SweepConstraint* c = matching_constraint(spec, p); c != nullptr) {
-        PointOutcome outcome{"invalid", "constraint", c->reason, {}};
-        appender.append(ledger_line(ledger_record(spec, p, outcome, "", seconds_since(t0))));
-        progress.finished(p, outcome);
-        continue;
+  void run(std::deque<const SweepPoint*> todo) {
+    const std::size_t jobs = std::max<std::size_t>(1, o_.jobs);
+    while (!todo.empty() || !running_.empty()) {
+      // Start points until `jobs` run; a point the loader rejects is recorded without a child.
+      while (!todo.empty() && running_.size() < jobs) {
+        const SweepPoint& p = *todo.front();
+        todo.pop_front();
+        start(p);
       }
-      const auto sets = p.overrides();
-      std::string sha;
-      try {
-        const Scenario s = load_scenario_text(base_text, spec.base, parse_overrides(sets), base_path.parent_path());
-        require_decode_scenario(s, "a sweep");
-        sha = sha256_hex(format_resolved(s.resolved));
-      } catch (const ConfigError& e) {
-        PointOutcome outcome{"invalid", "invalid_scenario", e.what(), {}};
-        appender.append(ledger_line(ledger_record(spec, p, outcome, "", seconds_since(t0))));
-        progress.finished(p, outcome);
-        continue;
-      }
-      ScenarioChild child;
-      child.scenario = spec.base;
-      child.sets = sets;
-      child.steps = spec.steps;
-      child.extra_args = {"--access-store", store.string()};
-      const auto args = scenario_child_args(child);
-      Running r{p, sha, t0, work / ("point-" + std::to_string(p.index) + ".out"),
-                work / ("point-" + std::to_string(p.index) + ".err")};
-      const pid_t pid = spawn(o.executable, args, spec.base_dir, r.out_file, r.err_file);
-      ++summary.ran;
-      running.emplace(pid, std::move(r));
+      if (!running_.empty()) reap();
     }
-    if (running.empty()) continue;
+    std::error_code ec;
+    std::filesystem::remove(work_, ec);
+  }
+
+ private:
+  void record(const SweepPoint& p, const PointOutcome& outcome, const std::string& sha, Clock::time_point t0) {
+    appender_.append(ledger_line(ledger_record(spec_, p, outcome, sha, seconds_since(t0))));
+    progress_.finished(p, outcome);
+  }
+
+  void start(const SweepPoint& p) {
+    const auto t0 = Clock::now();
+    if (const SweepConstraint* c = matching_constraint(spec_, p); c != nullptr) {
+      record(p, PointOutcome{"invalid", "constraint", c->reason, {}}, "", t0);
+      return;
+    }
+    const auto sets = p.overrides();
+    std::string sha;
+    try {
+      const Scenario s = load_scenario_text(base_text_, spec_.base, parse_overrides(sets), base_path_.parent_path());
+      require_decode_scenario(s, "a sweep");
+      sha = sha256_hex(format_resolved(s.resolved));
+    } catch (const ConfigError& e) {
+      record(p, PointOutcome{"invalid", "invalid_scenario", e.what(), {}}, "", t0);
+      return;
+    }
+    ScenarioChild child;
+    child.scenario = spec_.base;
+    child.sets = sets;
+    child.steps = spec_.steps;
+    child.extra_args = {"--access-store", store_.string()};
+    const auto args = scenario_child_args(child);
+    Running r{p, sha, t0, work_ / ("point-" + std::to_string(p.index) + ".out"),
+              work_ / ("point-" + std::to_string(p.index) + ".err")};
+    const pid_t pid = spawn(o_.executable, args, spec_.base_dir, r.out_file, r.err_file);
+    ++summary_.ran;
+    running_.emplace(pid, std::move(r));
+  }
+
+  // Waits for a child (with a per-point timeout, polls: a point past it is killed and reaped as a
+  // timeout) and records it.
+  void reap() {
     int status = 0;
-    // With a per-point timeout, poll: a point past it is killed and reaped as a timeout.
-    const pid_t pid = ::waitpid(-1, &status, o.timeout_s > 0 ? WNOHANG : 0);
+    const pid_t pid = ::waitpid(-1, &status, o_.timeout_s > 0 ? WNOHANG : 0);
     if (pid < 0) {
-      if (errno == EINTR) continue;
-      throw OutputError(o.out_dir, std::string("waiting for the points: ") + std::strerror(errno));
+      if (errno == EINTR) return;
+      throw OutputError(o_.out_dir, std::string("waiting for the points: ") + std::strerror(errno));
     }
     if (pid == 0) {
-      for (auto& [child, r] : running) {
-        if (!r.timed_out && seconds_since(r.start) > o.timeout_s) {
+      for (auto& [child, r] : running_) {
+        if (!r.timed_out && seconds_since(r.start) > o_.timeout_s) {
           ::kill(child, SIGKILL);
           r.timed_out = true;
         }
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      continue;
+      return;
     }
-    const auto it = running.find(pid);
-    if (it == running.end()) continue;  // not one of ours
+    const auto it = running_.find(pid);
+    if (it == running_.end()) return;  // not one of ours
     Running r = std::move(it->second);
-    running.erase(it);
+    running_.erase(it);
     const std::string out = read_and_remove(r.out_file);
     const std::string err = read_and_remove(r.err_file);
     PointOutcome outcome = classify_run(WIFEXITED(status) ? WEXITSTATUS(status) : -1,
                                         WIFSIGNALED(status) ? WTERMSIG(status) : 0, out, err);
     if (r.timed_out) {
       outcome = PointOutcome{"resource_limit", "timeout",
-                             "killed after " + rounded_duration(o.timeout_s) + " of wall time (sweep --timeout)", {}};
+                             "killed after " + rounded_duration(o_.timeout_s) + " of wall time (sweep --timeout)", {}};
     }
     const std::string sha = outcome.status == "ok" ? outcome.results.value("scenario_sha256", r.sha256) : r.sha256;
-    appender.append(ledger_line(ledger_record(spec, r.point, outcome, sha, seconds_since(r.start))));
-    progress.finished(r.point, outcome);
+    record(r.point, outcome, sha, r.start);
   }
-  std::error_code ec;
-  std::filesystem::remove(work, ec);
 
-  // The finished ledger, sorted by point, and its CSV view.
-  ledger = read_ledger(ledger_path);
+  const SweepSpec& spec_;
+  const SweepRunOptions& o_;
+  std::string base_text_;
+  std::filesystem::path base_path_;
+  std::filesystem::path work_;
+  std::filesystem::path store_;
+  LedgerAppender appender_;
+  Progress progress_;
+  SweepRunSummary& summary_;
+  std::map<pid_t, Running> running_;
+};
+
+// The finished ledger, sorted by point, and its CSV view; the counts by status in `summary`.
+void finish_ledger(const SweepSpec& spec, const SweepRunOptions& o, const std::filesystem::path& ledger_path,
+                   SweepRunSummary& summary) {
+  LedgerContent ledger = read_ledger(ledger_path);
   std::map<std::size_t, nlohmann::ordered_json> last;
   for (auto& r : ledger.records) {
     const auto point = r["point"].get<std::size_t>();  // before the move (C++17 evaluates the right side first)
@@ -298,6 +313,43 @@ SweepRunSummary run_sweep(const SweepSpec& spec, const SweepRunOptions& o) {
   }
   write_file_atomically(ledger_path, sorted_ledger_text(records));
   write_file_atomically(o.out_dir / kLedgerCsvName, ledger_csv(spec, records));
+}
+
+}  // namespace
+
+SweepRunSummary run_sweep(const SweepSpec& spec, const SweepRunOptions& o) {
+  const auto started = Clock::now();
+  if (o.shard_count == 0 || o.shard_index >= o.shard_count) {
+    throw ConfigError("--shard", "", "expected i/n with 0 <= i < n, got " + std::to_string(o.shard_index) + "/" +
+                                         std::to_string(o.shard_count));
+  }
+  const std::filesystem::path base_path =
+      std::filesystem::path(spec.base).is_absolute() ? std::filesystem::path(spec.base) : spec.base_dir / spec.base;
+  std::string base_text;
+  try {
+    base_text = read_text_file(base_path);
+  } catch (const ConfigError& e) {
+    throw ConfigError(spec.origin, "/base", "cannot read the base scenario: " + e.message());
+  }
+  const auto ledger_path = o.out_dir / kLedgerName;
+  const LedgerContent ledger = prepare_out_dir(spec, o, ledger_path);
+
+  const auto all = expand_points(spec);
+  std::vector<const SweepPoint*> mine;
+  for (const auto& p : all) {
+    if (p.index % o.shard_count == o.shard_index) mine.push_back(&p);
+  }
+  SweepRunSummary summary;
+  summary.points = mine.size();
+  const auto kept = keep_finished(ledger, all.size(), o, ledger_path);
+  summary.kept = kept.size();
+  std::deque<const SweepPoint*> todo;
+  for (const auto* p : mine) {
+    if (!kept.contains(p->index)) todo.push_back(p);
+  }
+  PointRunner runner(spec, o, std::move(base_text), base_path, ledger_path, todo.size(), summary);
+  runner.run(std::move(todo));
+  finish_ledger(spec, o, ledger_path, summary);
   summary.wall_s = seconds_since(started);
   return summary;
 }

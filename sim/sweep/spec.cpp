@@ -23,20 +23,20 @@ const std::vector<SweepMetric>& known_sweep_metrics() {
       {"parallelism.tensor_parallel", "tensor_parallel"},
       {"parallelism.expert_parallel", "expert_parallel"},
       {"parallelism.redundant_experts", "redundant_experts"},
-      {"batch_per_gpu", "batch_per_gpu"},
-      {"context_length", "context_length_tokens"},
+      {"batch_per_gpu", sweepcol::batch_per_gpu},
+      {"context_length", sweepcol::context_length},
       {"mtp_depth", "mtp_depth"},
       {"accepted_tokens_per_step", "accepted_tokens_per_step"},
       {"steps", "steps"},
-      {"step_time_s.mean", "step_time_mean_s"},
+      {"step_time_s.mean", sweepcol::step_time_mean},
       {"step_time_s.p50", "step_time_p50_s"},
       {"step_time_s.p99", "step_time_p99_s"},
       {"step_time_s.min", "step_time_min_s"},
       {"step_time_s.max", "step_time_max_s"},
-      {"tokens_per_s_per_gpu", "tokens_per_s_per_gpu"},
+      {"tokens_per_s_per_gpu", sweepcol::tokens_per_gpu},
       {"tokens_per_s_node", "tokens_per_s_node"},
       {"tokens_per_s_total", "tokens_per_s_total"},
-      {"otps_per_request", "otps_per_request_tokens_per_s"},
+      {"otps_per_request", sweepcol::otps_per_request},
       {"band.sigma_s", "step_time_band_s"},
       {"band.relative", "step_time_band_relative"},
       {"band.step_time_low_s", "step_time_band_low_s"},
@@ -66,15 +66,15 @@ const std::vector<SweepMetric>& known_sweep_metrics() {
       {"communication.exposed_s", "collectives_exposed_s"},
       {"communication.hidden_s", "collectives_hidden_s"},
       {"communication.hidden_ratio", "collectives_hidden_ratio"},
-      {"time_by_category_s.gemm", "time_gemm_s"},
-      {"time_by_category_s.attention", "time_attention_s"},
-      {"time_by_category_s.indexer", "time_indexer_s"},
-      {"time_by_category_s.norm", "time_norm_s"},
-      {"time_by_category_s.elementwise", "time_elementwise_s"},
-      {"time_by_category_s.collectives", "time_collectives_s"},
-      {"time_by_category_s.transfers", "time_transfers_s"},
-      {"time_by_category_s.host", "time_host_s"},
-      {"time_by_category_s.idle", "time_idle_s"},
+      {"time_by_category_s.gemm", sweepcol::time_gemm},
+      {"time_by_category_s.attention", sweepcol::time_attention},
+      {"time_by_category_s.indexer", sweepcol::time_indexer},
+      {"time_by_category_s.norm", sweepcol::time_norm},
+      {"time_by_category_s.elementwise", sweepcol::time_elementwise},
+      {"time_by_category_s.collectives", sweepcol::time_collectives},
+      {"time_by_category_s.transfers", sweepcol::time_transfers},
+      {"time_by_category_s.host", sweepcol::time_host},
+      {"time_by_category_s.idle", sweepcol::time_idle},
       {"offload.pool_ratio", "pool_ratio"},
       {"offload.pool_entries_per_request_layer", "pool_entries_per_request_layer"},
       {"offload.pinned_recent", "pinned_recent_tokens"},
@@ -93,12 +93,12 @@ const std::vector<SweepMetric>& known_sweep_metrics() {
       {"offload.d2h_bytes_per_step", "d2h_bytes_per_step"},
       {"offload.transfer_s", "offload_transfer_s"},
       {"offload.exposed_s", "offload_exposed_s"},
-      {"offload.hidden_s", "offload_hidden_s"},
+      {"offload.hidden_s", sweepcol::offload_hidden},
       {"offload.overlap_ratio", "offload_overlap_ratio"},
       {"offload.compute_lost_to_gather_s", "compute_lost_to_gather_s"},
       {"offload.writeback_wait_s", "writeback_wait_s"},
-      {"offload.pcie_utilization.h2d", "pcie_h2d_utilization"},
-      {"offload.pcie_utilization.d2h", "pcie_d2h_utilization"},
+      {"offload.pcie_utilization.h2d", sweepcol::pcie_h2d},
+      {"offload.pcie_utilization.d2h", sweepcol::pcie_d2h},
       {"simgrid_activities", "simgrid_activities"},
       {"prefill_chunk.tokens", "prefill_chunk_tokens"},
       {"prefill_chunk.cached", "prefill_chunk_cached_tokens"},
@@ -213,28 +213,8 @@ std::vector<nlohmann::json> read_values(ObjectReader& a) {
   return values;
 }
 
-}  // namespace
-
-SweepSpec read_sweep_spec(const nlohmann::json& document, const std::string& origin,
-                          const std::filesystem::path& base_dir) {
-  if (!document.is_object()) throw ConfigError(origin, "", "a sweep spec is a JSON object, got " + describe_json(document));
-  Origins origins(origin);
-  ObjectReader r(document, "", origins);
-  SweepSpec spec;
-  spec.origin = origin;
-  spec.base_dir = base_dir;
-  spec.document = document;
-  spec.sha256 = sha256_hex(document.dump());
-  const std::string schema = r.text("schema");
-  if (schema != kSweepSchema) {
-    r.fail("schema", "expected \"" + std::string(kSweepSchema) + "\", got \"" + schema + "\"");
-  }
-  spec.name = r.optional_text("name").value_or("");
-  spec.description = r.optional_text("description").value_or("");
-  spec.base = r.text("base");
-  if (spec.base.empty()) r.fail("base", "expected the path of the base scenario, got an empty string");
-  spec.steps = r.integer_or("steps", Range::closed(1, 1000000), kDefaultSweepSteps);
-
+// The axes, in order (/axes); returns each path's index.
+std::map<std::string, std::size_t> read_axes(ObjectReader& r, const Origins& origins, SweepSpec& spec) {
   std::string source;
   const nlohmann::json* axes = r.take("axes", source);
   if (axes == nullptr || axes->is_null()) r.fail("axes", r.missing("axes") + ": expected an array of axes");
@@ -257,8 +237,14 @@ SweepSpec read_sweep_spec(const nlohmann::json& document, const std::string& ori
     axis_index[axis.path] = spec.axes.size();
     spec.axes.push_back(std::move(axis));
   }
+  return axis_index;
+}
 
-  // Zip groups: lists of axis paths that advance together.
+// The zip groups (lists of axis paths that advance together) and the dimensions they make, in the
+// order of their first axis; the points they expand to, within kMaxSweepPoints.
+void read_dimensions(ObjectReader& r, const std::string& origin, const std::map<std::string, std::size_t>& axis_index,
+                     SweepSpec& spec) {
+  std::string source;
   std::vector<int> group_of(spec.axes.size(), -1);
   std::vector<std::vector<std::size_t>> groups;
   if (const nlohmann::json* zip = r.take("zip", source); zip != nullptr && !zip->is_null()) {
@@ -314,8 +300,12 @@ SweepSpec read_sweep_spec(const nlohmann::json& document, const std::string& ori
     r.fail("axes", "the axes expand to " + nlohmann::json(total).dump() + " points, above the limit of " +
                        std::to_string(kMaxSweepPoints));
   }
+}
 
-  // Constraints: {"when": {axis path: value or [values]}, "reason": text}.
+// Constraints: {"when": {axis path: value or [values]}, "reason": text}.
+void read_constraints(ObjectReader& r, const Origins& origins, const std::string& origin,
+                      const std::map<std::string, std::size_t>& axis_index, SweepSpec& spec) {
+  std::string source;
   if (const nlohmann::json* list = r.take("constraints", source); list != nullptr && !list->is_null()) {
     if (!list->is_array()) r.fail("constraints", "expected an array of {\"when\", \"reason\"}, got " + describe_json(*list));
     std::vector<std::string> paths;
@@ -354,8 +344,11 @@ SweepSpec read_sweep_spec(const nlohmann::json& document, const std::string& ori
       spec.constraints.push_back(std::move(constraint));
     }
   }
+}
 
-  // Metrics.
+// The metrics recorded (/metrics), else the defaults.
+void read_metrics(ObjectReader& r, const std::string& origin, SweepSpec& spec) {
+  std::string source;
   const auto& known = known_sweep_metrics();
   std::vector<std::string> known_paths;
   for (const auto& m : known) known_paths.push_back(m.path);
@@ -386,6 +379,34 @@ SweepSpec read_sweep_spec(const nlohmann::json& document, const std::string& ori
   for (const auto& path : chosen) {
     spec.metrics.push_back(*std::find_if(known.begin(), known.end(), [&](const SweepMetric& m) { return m.path == path; }));
   }
+}
+
+}  // namespace
+
+SweepSpec read_sweep_spec(const nlohmann::json& document, const std::string& origin,
+                          const std::filesystem::path& base_dir) {
+  if (!document.is_object()) throw ConfigError(origin, "", "a sweep spec is a JSON object, got " + describe_json(document));
+  Origins origins(origin);
+  ObjectReader r(document, "", origins);
+  SweepSpec spec;
+  spec.origin = origin;
+  spec.base_dir = base_dir;
+  spec.document = document;
+  spec.sha256 = sha256_hex(document.dump());
+  const std::string schema = r.text("schema");
+  if (schema != kSweepSchema) {
+    r.fail("schema", "expected \"" + std::string(kSweepSchema) + "\", got \"" + schema + "\"");
+  }
+  spec.name = r.optional_text("name").value_or("");
+  spec.description = r.optional_text("description").value_or("");
+  spec.base = r.text("base");
+  if (spec.base.empty()) r.fail("base", "expected the path of the base scenario, got an empty string");
+  spec.steps = r.integer_or("steps", Range::closed(1, 1000000), kDefaultSweepSteps);
+
+  const auto axis_index = read_axes(r, origins, spec);
+  read_dimensions(r, origin, axis_index, spec);
+  read_constraints(r, origins, origin, axis_index, spec);
+  read_metrics(r, origin, spec);
   r.finish();
   return spec;
 }

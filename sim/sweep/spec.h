@@ -31,6 +31,28 @@ struct SweepMetric {
   std::string column;  // ledger field and CSV column
 };
 
+// The ledger columns that code reads by name (the charts, sim/sweep/plot_*.cpp), written once here;
+// known_sweep_metrics() gives each its summary path.
+namespace sweepcol {
+inline constexpr const char* batch_per_gpu = "batch_per_gpu";
+inline constexpr const char* context_length = "context_length_tokens";
+inline constexpr const char* step_time_mean = "step_time_mean_s";
+inline constexpr const char* tokens_per_gpu = "tokens_per_s_per_gpu";
+inline constexpr const char* otps_per_request = "otps_per_request_tokens_per_s";
+inline constexpr const char* time_gemm = "time_gemm_s";
+inline constexpr const char* time_attention = "time_attention_s";
+inline constexpr const char* time_indexer = "time_indexer_s";
+inline constexpr const char* time_norm = "time_norm_s";
+inline constexpr const char* time_elementwise = "time_elementwise_s";
+inline constexpr const char* time_collectives = "time_collectives_s";
+inline constexpr const char* time_transfers = "time_transfers_s";
+inline constexpr const char* time_host = "time_host_s";
+inline constexpr const char* time_idle = "time_idle_s";
+inline constexpr const char* offload_hidden = "offload_hidden_s";
+inline constexpr const char* pcie_h2d = "pcie_h2d_utilization";
+inline constexpr const char* pcie_d2h = "pcie_d2h_utilization";
+}  // namespace sweepcol
+
 // Every numeric summary field of results.json (sim/metrics/results.cpp), in its order. A point whose
 // results lack one (offload.* on a GPU-only point) records null.
 [[nodiscard]] const std::vector<SweepMetric>& known_sweep_metrics();
