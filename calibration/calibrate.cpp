@@ -193,71 +193,65 @@ const std::vector<TransferRule>& transfer_rules() {
   return rules;
 }
 
-Calibration calibrate(const MeasurementSet& measurements, const CalibrateOptions& options) {
-  if (options.folds < 2) throw InputError("--folds must be >= 2 (got " + std::to_string(options.folds) + ")");
-  (void)load_hardware_preset(options.base);  // a bad base is a ConfigError here
-  nlohmann::json doc = base_document(options.base);
-  std::vector<Transferred> transferred = apply_transfers(doc, options.transfer);
-  Hardware hw = read_back(doc);
-  Calibration out;
-  std::vector<ModelSpec> specs = calibration::model_specs(measurements, hw);
-  const std::string inputs = inputs_summary(measurements);
+namespace {
 
-  for (ModelSpec& spec : specs) {
-    ModelReport report;
-    report.model = spec.name;
-    report.description = spec.description;
-    const std::size_t n = spec.measured.size();
-    const int folds = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(options.folds), n));
-    // Cross-validation: each fold's fit starts from the hardware as calibrated so far (the gather
-    // fit needs the copy fit's bandwidths).
-    const Hardware start = hw;
-    const auto fit_fold = [&spec, &start](std::span<const std::size_t> use) {
-      Hardware h = start;
-      spec.fit(h, use);
-      return h;
-    };
-    const auto predict = [&spec](const Hardware& h, std::size_t i) { return spec.predict(h, i); };
-    if (spec.cross_validate && folds >= 2) {
-      const auto cv = cross_validate<Hardware>(spec.measured, folds, options.seed, fit_fold, predict);
-      report.cross_validated = cv.cross_validated;
-      report.folds = folds;
-    }
-    std::set<std::size_t> distinct(spec.groups.begin(), spec.groups.end());
-    const int group_folds = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(options.folds), distinct.size()));
-    if (spec.cross_validate && !spec.groups.empty() && group_folds >= 2) {
-      const auto cv = cross_validate<Hardware>(spec.measured, group_folds, options.seed, fit_fold, predict, spec.groups);
-      report.cross_validated_by_group = cv.cross_validated;
-      report.group_folds = group_folds;
-    }
-    spec.fit(hw, all_points(n));
-    std::string params;
-    for (const Field& f : spec.fields) {
-      f.set(hw, round_significant(f.get(hw), 4));
-      if (!std::isfinite(f.get(hw))) {
-        throw FitError(spec.name + ": the fit gives " + f.dotted() + " = " + shortest_number(f.get(hw)) +
-                       ", not a finite number; no profile is written (check the measurements' units)");
-      }
-      report.fields.push_back("hardware." + f.dotted());
-      params += (params.empty() ? "" : ", ") + f.path.back() + " " + f.text(hw);
-    }
-    if (spec.write) {
-      report.fields.push_back("hardware.kernels.gemm_measured");
-      params = std::to_string(hw.kernels.gemm_measured->shapes.size()) + " weight shapes, " +
-               std::to_string(hw.kernels.gemm_measured->points()) + " points";
-    }
-    report.parameters = params;
-    // The fit error of the model as it will be written (rounded values).
-    std::vector<double> predicted(n);
-    for (std::size_t i = 0; i < n; ++i) predicted[i] = spec.predict(hw, i);
-    report.fit = summarize_errors(predicted, spec.measured);
-    out.models.push_back(std::move(report));
+// One model fitted into `hw`: cross-validated first (each fold from the hardware as calibrated so
+// far: the gather fit needs the copy fit's bandwidths), then fitted to every point, its fields
+// rounded to 4 significant digits, and its fit error as written.
+ModelReport fit_model(ModelSpec& spec, Hardware& hw, const CalibrateOptions& options) {
+  ModelReport report;
+  report.model = spec.name;
+  report.description = spec.description;
+  const std::size_t n = spec.measured.size();
+  const int folds = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(options.folds), n));
+  const Hardware start = hw;
+  const auto fit_fold = [&spec, &start](std::span<const std::size_t> use) {
+    Hardware h = start;
+    spec.fit(h, use);
+    return h;
+  };
+  const auto predict = [&spec](const Hardware& h, std::size_t i) { return spec.predict(h, i); };
+  if (spec.cross_validate && folds >= 2) {
+    const auto cv = cross_validate<Hardware>(spec.measured, folds, options.seed, fit_fold, predict);
+    report.cross_validated = cv.cross_validated;
+    report.folds = folds;
   }
+  std::set<std::size_t> distinct(spec.groups.begin(), spec.groups.end());
+  const int group_folds = static_cast<int>(std::min<std::size_t>(static_cast<std::size_t>(options.folds), distinct.size()));
+  if (spec.cross_validate && !spec.groups.empty() && group_folds >= 2) {
+    const auto cv = cross_validate<Hardware>(spec.measured, group_folds, options.seed, fit_fold, predict, spec.groups);
+    report.cross_validated_by_group = cv.cross_validated;
+    report.group_folds = group_folds;
+  }
+  spec.fit(hw, all_points(n));
+  std::string params;
+  for (const Field& f : spec.fields) {
+    f.set(hw, round_significant(f.get(hw), 4));
+    if (!std::isfinite(f.get(hw))) {
+      throw FitError(spec.name + ": the fit gives " + f.dotted() + " = " + shortest_number(f.get(hw)) +
+                     ", not a finite number; no profile is written (check the measurements' units)");
+    }
+    report.fields.push_back("hardware." + f.dotted());
+    params += (params.empty() ? "" : ", ") + f.path.back() + " " + f.text(hw);
+  }
+  if (spec.write) {
+    report.fields.push_back("hardware.kernels.gemm_measured");
+    params = std::to_string(hw.kernels.gemm_measured->shapes.size()) + " weight shapes, " +
+             std::to_string(hw.kernels.gemm_measured->points()) + " points";
+  }
+  report.parameters = params;
+  // The fit error of the model as it will be written (rounded values).
+  std::vector<double> predicted(n);
+  for (std::size_t i = 0; i < n; ++i) predicted[i] = spec.predict(hw, i);
+  report.fit = summarize_errors(predicted, spec.measured);
+  return report;
+}
 
-  // Write the fitted fields, then read the document back as any scenario would.
-  doc["name"] = options.name.empty() ? options.base + "-measured" : options.name;
+// The fitted fields written into the hardware document, each with a source naming its inputs and errors.
+void write_fitted_fields(nlohmann::json& doc, const std::vector<ModelSpec>& specs, const std::vector<ModelReport>& reports,
+                         const Hardware& hw, const std::string& inputs) {
   for (std::size_t s = 0; s < specs.size(); ++s) {
-    const ModelReport& report = out.models[s];
+    const ModelReport& report = reports[s];
     std::string source = "fitted by ess-sim calibrate (" + report.model + ", " + std::to_string(report.fit.points) +
                          " points from " + inputs + "; fit median |error| " + pct(report.fit.median_abs);
     if (report.folds >= 2) {
@@ -276,6 +270,79 @@ Calibration calibrate(const MeasurementSet& measurements, const CalibrateOptions
     }
     if (specs[s].write) specs[s].write(hw, doc, source);
   }
+}
+
+nlohmann::ordered_json error_json(const ErrorSummary& e) {
+  return nlohmann::ordered_json{{"points", e.points},   {"median_abs", e.median_abs}, {"p95_abs", e.p95_abs},
+                                {"max_abs", e.max_abs}, {"bias", e.bias}};
+}
+
+// The profile's "calibration": the command, base, cross-validation, inputs, transfers (also listed
+// in out.transferred), the models with their errors and those not fitted.
+nlohmann::ordered_json calibration_json(const MeasurementSet& measurements, const CalibrateOptions& options,
+                                        const std::vector<Transferred>& transferred, Calibration& out) {
+  nlohmann::ordered_json cal;
+  cal["command"] = options.command;
+  cal["base"] = options.base;
+  cal["cross_validation"] = {{"folds", options.folds}, {"seed", options.seed},
+                             {"method", "k-fold: each point predicted by a fit that did not see it"}};
+  nlohmann::ordered_json inputs_json = nlohmann::ordered_json::array();
+  for (const auto& in : measurements.inputs) {
+    inputs_json.push_back({{"path", in.path}, {"format", in.format}, {"sha256", in.sha256}, {"gpu", in.gpu},
+                           {"measured", in.date}, {"environment", in.environment}, {"used", in.used},
+                           {"skipped", in.skipped}});
+  }
+  cal["inputs"] = inputs_json;
+  std::set<std::string> fitted_fields;
+  for (const auto& r : out.models) {
+    for (const auto& f : r.fields) fitted_fields.insert(f.substr(std::string("hardware.").size()));
+  }
+  nlohmann::ordered_json transfers = nlohmann::ordered_json::array();
+  for (const auto& t : transferred) {
+    std::vector<std::string> kept;
+    std::vector<std::string> replaced;
+    for (const auto& f : t.fields) (fitted_fields.count(f) > 0 ? replaced : kept).push_back(f);
+    transfers.push_back({{"path", t.path}, {"name", t.name}, {"sha256", t.sha256}, {"fields", kept},
+                         {"replaced_by_fits", replaced}, {"not_transferred", t.skipped}});
+  }
+  if (!options.transfer.empty()) cal["transferred"] = transfers;
+  for (const auto& t : transfers) {
+    out.transferred.push_back(t["name"].get<std::string>() + ": " + std::to_string(t["fields"].size()) + " fields");
+  }
+  cal["duplicates_merged"] = measurements.duplicates_merged;
+  nlohmann::ordered_json models = nlohmann::ordered_json::array();
+  for (const auto& r : out.models) {
+    nlohmann::ordered_json j;
+    j["model"] = r.model;
+    j["measured"] = r.description;
+    j["fields"] = r.fields;
+    j["parameters"] = r.parameters;
+    j["fit"] = error_json(r.fit);
+    j["cross_validated"] = r.folds >= 2 ? error_json(r.cross_validated) : nlohmann::ordered_json(nullptr);
+    if (r.group_folds >= 2) j["cross_validated_unseen_shapes"] = error_json(r.cross_validated_by_group);
+    models.push_back(j);
+  }
+  cal["models"] = models;
+  cal["not_fitted"] = out.not_fitted;
+  return cal;
+}
+
+}  // namespace
+
+Calibration calibrate(const MeasurementSet& measurements, const CalibrateOptions& options) {
+  if (options.folds < 2) throw InputError("--folds must be >= 2 (got " + std::to_string(options.folds) + ")");
+  (void)load_hardware_preset(options.base);  // a bad base is a ConfigError here
+  nlohmann::json doc = base_document(options.base);
+  std::vector<Transferred> transferred = apply_transfers(doc, options.transfer);
+  Hardware hw = read_back(doc);
+  Calibration out;
+  std::vector<ModelSpec> specs = calibration::model_specs(measurements, hw);
+  const std::string inputs = inputs_summary(measurements);
+  for (ModelSpec& spec : specs) out.models.push_back(fit_model(spec, hw, options));
+
+  // Write the fitted fields, then read the document back as any scenario would.
+  doc["name"] = options.name.empty() ? options.base + "-measured" : options.name;
+  write_fitted_fields(doc, specs, out.models, hw, inputs);
   for (const calibration::FittedModel& entry : calibration::fitted_models()) {
     if (!entry.fits) continue;
     const std::string model = entry.name;
@@ -308,54 +375,7 @@ Calibration calibrate(const MeasurementSet& measurements, const CalibrateOptions
   profile["schema"] = std::string(kProfileSchema);
   profile["name"] = doc["name"];
   profile["description"] = description;
-  nlohmann::ordered_json cal;
-  cal["command"] = options.command;
-  cal["base"] = options.base;
-  cal["cross_validation"] = {{"folds", options.folds}, {"seed", options.seed},
-                             {"method", "k-fold: each point predicted by a fit that did not see it"}};
-  nlohmann::ordered_json inputs_json = nlohmann::ordered_json::array();
-  for (const auto& in : measurements.inputs) {
-    inputs_json.push_back({{"path", in.path}, {"format", in.format}, {"sha256", in.sha256}, {"gpu", in.gpu},
-                           {"measured", in.date}, {"environment", in.environment}, {"used", in.used},
-                           {"skipped", in.skipped}});
-  }
-  cal["inputs"] = inputs_json;
-  std::set<std::string> fitted_fields;
-  for (const auto& r : out.models) {
-    for (const auto& f : r.fields) fitted_fields.insert(f.substr(std::string("hardware.").size()));
-  }
-  nlohmann::ordered_json transfers = nlohmann::ordered_json::array();
-  for (const auto& t : transferred) {
-    std::vector<std::string> kept;
-    std::vector<std::string> replaced;
-    for (const auto& f : t.fields) (fitted_fields.count(f) > 0 ? replaced : kept).push_back(f);
-    transfers.push_back({{"path", t.path}, {"name", t.name}, {"sha256", t.sha256}, {"fields", kept},
-                         {"replaced_by_fits", replaced}, {"not_transferred", t.skipped}});
-  }
-  if (!options.transfer.empty()) cal["transferred"] = transfers;
-  for (const auto& t : transfers) {
-    out.transferred.push_back(t["name"].get<std::string>() + ": " + std::to_string(t["fields"].size()) + " fields");
-  }
-  cal["duplicates_merged"] = measurements.duplicates_merged;
-  const auto summary = [](const ErrorSummary& e) {
-    return nlohmann::ordered_json{{"points", e.points},   {"median_abs", e.median_abs}, {"p95_abs", e.p95_abs},
-                                  {"max_abs", e.max_abs}, {"bias", e.bias}};
-  };
-  nlohmann::ordered_json models = nlohmann::ordered_json::array();
-  for (const auto& r : out.models) {
-    nlohmann::ordered_json j;
-    j["model"] = r.model;
-    j["measured"] = r.description;
-    j["fields"] = r.fields;
-    j["parameters"] = r.parameters;
-    j["fit"] = summary(r.fit);
-    j["cross_validated"] = r.folds >= 2 ? summary(r.cross_validated) : nlohmann::ordered_json(nullptr);
-    if (r.group_folds >= 2) j["cross_validated_unseen_shapes"] = summary(r.cross_validated_by_group);
-    models.push_back(j);
-  }
-  cal["models"] = models;
-  cal["not_fitted"] = out.not_fitted;
-  profile["calibration"] = cal;
+  profile["calibration"] = calibration_json(measurements, options, transferred, out);
   profile["hardware"] = doc;
   out.profile = std::move(profile);
   return out;

@@ -142,18 +142,90 @@ int report(std::ostream& out, const SearchResult& r, bool json, const std::strin
   return r.found ? 0 : 1;
 }
 
-}  // namespace
+struct BatchOptions : Common {
+  std::string p99;
+  std::string tpot;
+};
 
-void add_search_command(CLI::App& app, CommandAction& action) {
-  auto* search = app.add_subcommand("search", "Capacity-planning searches by bisection over the simulator: the "
-                                              "largest batch under a latency target, the fewest GPUs for a "
-                                              "throughput, what would make a scenario fit");
-  search->require_subcommand(1);
+struct GpuOptions : Common {
+  std::string throughput;
+  int max_nodes = 64;
+};
 
-  struct BatchOptions : Common {
-    std::string p99;
-    std::string tpot;
-  };
+struct FitOptions : Common {
+  int max_nodes = 64;
+};
+
+struct ParetoOptions {
+  std::string dir;
+  std::size_t top = 10;
+  bool json = false;
+};
+
+void print_fit(std::ostream& out, const FitOptions& f, const FitAdvice& a) {
+  if (f.json) {
+    nlohmann::ordered_json j;
+    j["fits"] = a.fits;
+    j["batch_per_gpu"] = a.fits ? nlohmann::ordered_json(a.batch_per_gpu) : nlohmann::ordered_json();
+    j["budget"] = a.budget;
+    j["suggestions"] = nlohmann::ordered_json::array();
+    for (const auto& s : a.suggestions) j["suggestions"].push_back({{"what", s.what}, {"sets", s.sets}});
+    out << j.dump(2) << "\n";
+  } else if (a.fits) {
+    out << f.scenario << " fits: batch " << a.batch_per_gpu << " per GPU\n";
+  } else {
+    out << f.scenario << " does not fit:\n" << a.budget << "\n";
+    if (a.suggestions.empty()) out << "Nothing tried fits (batch, pool ratio, offload, EP/TP degree).\n";
+    if (!a.suggestions.empty()) out << "What would fit, each on its own:\n";
+    for (const auto& s : a.suggestions) {
+      std::string sets;
+      for (const auto& set : s.sets) sets += " --set " + set;
+      out << "  - " << s.what << ":" << sets << "\n";
+    }
+  }
+}
+
+void print_pareto(std::ostream& out, const ParetoOptions& p, const ParetoTable& t) {
+  if (p.json) {
+    nlohmann::ordered_json j;
+    j["ok_points"] = t.ok_points;
+    j["front_points"] = t.front_points;
+    j["rows"] = nlohmann::ordered_json::array();
+    for (const auto& row : t.rows) {
+      j["rows"].push_back({{"point", row.point},
+                           {"tokens_per_s_per_gpu", row.tokens_per_s_per_gpu},
+                           {"tpot_s", row.tpot_s},
+                           {"band_relative", row.record.value("step_time_band_relative", nlohmann::ordered_json())},
+                           {"axes", row.record.value("axes", nlohmann::ordered_json::object())}});
+    }
+    out << j.dump(2) << "\n";
+    return;
+  }
+  out << "Pareto front of " << p.dir << ": " << t.front_points << " of " << t.ok_points
+      << " ok points (no other point has both more tokens/s per GPU and a lower TPOT)\n";
+  // The calibration band (one sigma, relative) of each point, when the sweep recorded the
+  // step_time_band_relative metric: neighbours closer than it are not told apart by the model.
+  out << "  rank  point  tokens/s/GPU  TPOT ms   band  batch  axes\n";
+  std::size_t rank = 0;
+  for (const auto& row : t.rows) {
+    std::string axes;
+    const nlohmann::ordered_json point_axes = row.record.value("axes", nlohmann::ordered_json::object());
+    for (const auto& [path_text, value] : point_axes.items()) {
+      axes += (axes.empty() ? "" : "  ") + path_text + "=" + value.dump();
+    }
+    const nlohmann::ordered_json requests = row.record.value("batch_per_gpu", nlohmann::ordered_json());
+    const nlohmann::ordered_json band = row.record.value("step_time_band_relative", nlohmann::ordered_json());
+    char band_text[16] = "    -";
+    if (band.is_number()) std::snprintf(band_text, sizeof band_text, "%4.1f%%", band.get<double>() * 100.0);
+    char line[180];
+    std::snprintf(line, sizeof line, "  %4zu  %5zu  %12.1f  %7.2f  %5s  %5s  ", ++rank, row.point,
+                  row.tokens_per_s_per_gpu, row.tpot_s * 1e3, band_text,
+                  requests.is_number() ? requests.dump().c_str() : "-");
+    out << line << axes << "\n";
+  }
+}
+
+void add_max_batch_command(CLI::App* search, CommandAction& action) {
   auto b = std::make_shared<BatchOptions>();
   auto* batch = search->add_subcommand("max-batch", "Largest batch per GPU whose P99 step time (or TPOT) meets a "
                                                     "target; bisection between 1 and the largest batch that fits");
@@ -174,11 +246,9 @@ void add_search_command(CLI::App& app, CommandAction& action) {
       return report(out, r, b->json, "requests per GPU");
     };
   });
+}
 
-  struct GpuOptions : Common {
-    std::string throughput;
-    int max_nodes = 64;
-  };
+void add_min_gpus_command(CLI::App* search, CommandAction& action) {
   auto g = std::make_shared<GpuOptions>();
   auto* gpus = search->add_subcommand("min-gpus", "Fewest GPUs (whole nodes, layout scaled with them) whose total "
                                                   "throughput reaches a target");
@@ -193,7 +263,9 @@ void add_search_command(CLI::App& app, CommandAction& action) {
       return report(out, r, g->json, "GPUs");
     };
   });
+}
 
+void add_pd_command(CLI::App* search, CommandAction& action) {
   auto pd = std::make_shared<PdSearch>();
   auto* pdc = search->add_subcommand("pd", "Fewest GPUs for a disaggregated serving scenario's workload: prefill instances "
                                            "for each decode node count, against the colocated alternative, so that every "
@@ -214,10 +286,9 @@ void add_search_command(CLI::App& app, CommandAction& action) {
   pdc->callback([pd, &action] {
     action = [pd](std::ostream& out) { return search_pd(*pd, out); };
   });
+}
 
-  struct FitOptions : Common {
-    int max_nodes = 64;
-  };
+void add_fit_command(CLI::App* search, CommandAction& action) {
   auto f = std::make_shared<FitOptions>();
   auto* fit = search->add_subcommand("fit", "Whether a scenario fits in GPU memory and, if not, what would: the "
                                             "largest batch, pool ratio, offload, the smallest EP or TP degree");
@@ -227,35 +298,13 @@ void add_search_command(CLI::App& app, CommandAction& action) {
   fit->callback([f, &action] {
     action = [f](std::ostream& out) {
       const FitAdvice a = fit_advice(f->scenario, f->sets, f->max_nodes);
-      if (f->json) {
-        nlohmann::ordered_json j;
-        j["fits"] = a.fits;
-        j["batch_per_gpu"] = a.fits ? nlohmann::ordered_json(a.batch_per_gpu) : nlohmann::ordered_json();
-        j["budget"] = a.budget;
-        j["suggestions"] = nlohmann::ordered_json::array();
-        for (const auto& s : a.suggestions) j["suggestions"].push_back({{"what", s.what}, {"sets", s.sets}});
-        out << j.dump(2) << "\n";
-      } else if (a.fits) {
-        out << f->scenario << " fits: batch " << a.batch_per_gpu << " per GPU\n";
-      } else {
-        out << f->scenario << " does not fit:\n" << a.budget << "\n";
-        if (a.suggestions.empty()) out << "Nothing tried fits (batch, pool ratio, offload, EP/TP degree).\n";
-        if (!a.suggestions.empty()) out << "What would fit, each on its own:\n";
-        for (const auto& s : a.suggestions) {
-          std::string sets;
-          for (const auto& set : s.sets) sets += " --set " + set;
-          out << "  - " << s.what << ":" << sets << "\n";
-        }
-      }
+      print_fit(out, *f, a);
       return a.fits ? 0 : 1;
     };
   });
+}
 
-  struct ParetoOptions {
-    std::string dir;
-    std::size_t top = 10;
-    bool json = false;
-  };
+void add_pareto_command(CLI::App& app, CommandAction& action) {
   auto p = std::make_shared<ParetoOptions>();
   auto* pareto = app.add_subcommand("pareto", "The Pareto front of a sweep (tokens/s per GPU against TPOT), ranked "
                                               "by throughput");
@@ -270,46 +319,25 @@ void add_search_command(CLI::App& app, CommandAction& action) {
       }
       const LedgerContent ledger = read_ledger(path);
       const ParetoTable t = pareto_table(ledger.records, p->top, path.string());
-      if (p->json) {
-        nlohmann::ordered_json j;
-        j["ok_points"] = t.ok_points;
-        j["front_points"] = t.front_points;
-        j["rows"] = nlohmann::ordered_json::array();
-        for (const auto& row : t.rows) {
-          j["rows"].push_back({{"point", row.point},
-                               {"tokens_per_s_per_gpu", row.tokens_per_s_per_gpu},
-                               {"tpot_s", row.tpot_s},
-                               {"band_relative", row.record.value("step_time_band_relative", nlohmann::ordered_json())},
-                               {"axes", row.record.value("axes", nlohmann::ordered_json::object())}});
-        }
-        out << j.dump(2) << "\n";
-        return 0;
-      }
-      out << "Pareto front of " << p->dir << ": " << t.front_points << " of " << t.ok_points
-          << " ok points (no other point has both more tokens/s per GPU and a lower TPOT)\n";
-      // The calibration band (one sigma, relative) of each point, when the sweep recorded the
-      // step_time_band_relative metric: neighbours closer than it are not told apart by the model.
-      out << "  rank  point  tokens/s/GPU  TPOT ms   band  batch  axes\n";
-      std::size_t rank = 0;
-      for (const auto& row : t.rows) {
-        std::string axes;
-        const nlohmann::ordered_json point_axes = row.record.value("axes", nlohmann::ordered_json::object());
-        for (const auto& [path_text, value] : point_axes.items()) {
-          axes += (axes.empty() ? "" : "  ") + path_text + "=" + value.dump();
-        }
-        const nlohmann::ordered_json requests = row.record.value("batch_per_gpu", nlohmann::ordered_json());
-        const nlohmann::ordered_json band = row.record.value("step_time_band_relative", nlohmann::ordered_json());
-        char band_text[16] = "    -";
-        if (band.is_number()) std::snprintf(band_text, sizeof band_text, "%4.1f%%", band.get<double>() * 100.0);
-        char line[180];
-        std::snprintf(line, sizeof line, "  %4zu  %5zu  %12.1f  %7.2f  %5s  %5s  ", ++rank, row.point,
-                      row.tokens_per_s_per_gpu, row.tpot_s * 1e3, band_text,
-                      requests.is_number() ? requests.dump().c_str() : "-");
-        out << line << axes << "\n";
-      }
+      print_pareto(out, *p, t);
       return 0;
     };
   });
+}
+
+}  // namespace
+
+void add_search_command(CLI::App& app, CommandAction& action) {
+  auto* search = app.add_subcommand("search", "Capacity-planning searches by bisection over the simulator: the "
+                                              "largest batch under a latency target, the fewest GPUs for a "
+                                              "throughput, what would make a scenario fit");
+  search->require_subcommand(1);
+
+  add_max_batch_command(search, action);
+  add_min_gpus_command(search, action);
+  add_pd_command(search, action);
+  add_fit_command(search, action);
+  add_pareto_command(app, action);
 }
 
 }  // namespace ess

@@ -68,27 +68,109 @@ int write_slurm(SlurmArrayOptions slurm, std::ostream& out) {
   return 0;
 }
 
+struct SweepOptions {
+  std::string spec;
+  std::string out_dir;
+  std::size_t jobs = 0;
+  std::string shard = "0/1";
+  bool resume = false;
+  std::string timeout;
+  std::string executable = "/proc/self/exe";
+  // --slurm-array
+  std::string slurm_dir;
+  std::size_t shards = 0;
+  std::string partition;
+  std::string time_limit;
+  std::vector<std::string> sbatch_options;
+  bool given_slurm = false, given_shards = false, given_shard = false, given_resume = false;
+  std::string given_slurm_only;  // the first of --partition, --time, --sbatch-option given
+};
+
+// --slurm-array SCRIPTS: the job array's scripts instead of a run.
+int write_slurm_array(const SweepOptions& o, std::ostream& out) {
+  if (o.slurm_dir.empty()) throw ConfigError("--slurm-array", "", "expected the directory for the scripts");
+  if (!o.given_shards) throw ConfigError("--slurm-array", "", "expected --shards N, the number of array tasks");
+  if (o.given_shard) {
+    throw ConfigError("--shard", "", "not with --slurm-array: array task i runs shard i/N itself (--shards N)");
+  }
+  if (o.given_resume) {
+    throw ConfigError("--resume", "", "not with --slurm-array, which runs nothing: every array task resumes "
+                                      "its shard already");
+  }
+  SlurmArrayOptions slurm;
+  slurm.spec_path = o.spec;
+  slurm.out_dir = o.out_dir;
+  slurm.scripts_dir = o.slurm_dir;
+  slurm.executable = o.executable;
+  slurm.shards = o.shards;
+  slurm.jobs = o.jobs > 0 ? o.jobs : 1;
+  slurm.partition = o.partition;
+  slurm.time_limit = o.time_limit;
+  slurm.sbatch_options = o.sbatch_options;
+  slurm.point_timeout = o.timeout;
+  return write_slurm(slurm, out);
+}
+
+int run_sweep_command(const SweepOptions& o, std::ostream& out) {
+  const double timeout_s = o.timeout.empty() ? 0.0 : positive_duration(o.timeout, "--timeout", "90s or 600s");
+  if (o.given_slurm) return write_slurm_array(o, out);
+  if (o.given_shards || !o.given_slurm_only.empty()) {
+    throw ConfigError(o.given_shards ? "--shards" : o.given_slurm_only, "",
+                      "only with --slurm-array SCRIPTS (a Slurm job array)");
+  }
+
+  SweepRunOptions options;
+  parse_shard(o.shard, options.shard_index, options.shard_count);
+  const SweepSpec spec = load_sweep_spec(o.spec);
+  options.out_dir = o.out_dir;
+  options.jobs = o.jobs > 0 ? o.jobs : std::max(1u, std::thread::hardware_concurrency());
+  options.resume = o.resume;
+  options.timeout_s = timeout_s;
+  options.executable = o.executable;
+  options.progress = &std::cerr;
+  options.progress_is_terminal = ::isatty(STDERR_FILENO) == 1;
+  const auto s = run_sweep(spec, options);
+  char wall[32];
+  std::snprintf(wall, sizeof wall, "%.1f", s.wall_s);
+  out << "sweep " << (spec.name.empty() ? o.spec : spec.name) << ": " << s.points << " points";
+  if (options.shard_count > 1) out << " in shard " << o.shard;
+  out << " (" << s.kept << " kept from the ledger, " << s.ran << " run) in " << wall << " s\n"
+      << "  ok " << s.ok << ", invalid " << s.invalid << ", out_of_memory " << s.out_of_memory
+      << ", resource_limit " << s.resource_limit << ", failed " << s.failed << "\n"
+      << "  wrote " << o.out_dir << "/" << kLedgerName << " and " << kLedgerCsvName << "\n";
+  // Exit 0 when every point has an answer; failed points (crashes) are worth a non-zero exit.
+  return s.failed > 0 ? 1 : 0;
+}
+
+struct MergeOptions {
+  std::vector<std::string> dirs;
+  std::string out_dir;
+  bool allow_missing = false;
+};
+
+void add_sweep_merge_command(CLI::App& app, CommandAction& action) {
+  auto m = std::make_shared<MergeOptions>();
+  auto* merge = app.add_subcommand("sweep-merge", "Join the ledgers of sweep shards into the ledger and CSV the "
+                                                  "unsharded sweep writes");
+  merge->add_option("DIR", m->dirs, "Shard output directories (ess-sim sweep -o DIR --shard i/n)")->required();
+  merge->add_option("-o,--output", m->out_dir, "Directory for the merged spec.json, results.jsonl and results.csv")
+      ->required();
+  merge->add_flag("--allow-missing", m->allow_missing, "Write the merge even when some points are in no ledger");
+  merge->callback([m, &action] {
+    action = [m](std::ostream& out) {
+      std::vector<std::filesystem::path> dirs(m->dirs.begin(), m->dirs.end());
+      const auto n = merge_sweeps(dirs, m->out_dir, m->allow_missing);
+      out << "merged " << dirs.size() << " ledgers: " << n << " points into " << m->out_dir << "/" << kLedgerName
+          << " and " << kLedgerCsvName << "\n";
+      return 0;
+    };
+  });
+}
+
 }  // namespace
 
 void add_sweep_command(CLI::App& app, CommandAction& action) {
-  struct Options {
-    std::string spec;
-    std::string out_dir;
-    std::size_t jobs = 0;
-    std::string shard = "0/1";
-    bool resume = false;
-    std::string timeout;
-    std::string executable = "/proc/self/exe";
-    // --slurm-array
-    std::string slurm_dir;
-    std::size_t shards = 0;
-    std::string partition;
-    std::string time_limit;
-    std::vector<std::string> sbatch_options;
-    bool given_slurm = false, given_shards = false, given_shard = false, given_resume = false;
-    std::string given_slurm_only;  // the first of --partition, --time, --sbatch-option given
-  };
-  auto o = std::make_shared<Options>();
+  auto o = std::make_shared<SweepOptions>();
   auto* cmd = app.add_subcommand("sweep", "Run every point of a sweep spec (one ess-sim run process each) into "
                                           "DIR/results.jsonl and DIR/results.csv");
   cmd->add_option("SPEC", o->spec, "Sweep spec JSON file (scenarios/README.md, Sweeps)")->required();
@@ -129,81 +211,9 @@ void add_sweep_command(CLI::App& app, CommandAction& action) {
     for (const auto* option : {partition, time_limit, sbatch_option}) {
       if (option->count() > 0 && o->given_slurm_only.empty()) o->given_slurm_only = option->get_name();
     }
-    action = [o](std::ostream& out) {
-      const double timeout_s = o->timeout.empty() ? 0.0 : positive_duration(o->timeout, "--timeout", "90s or 600s");
-      if (o->given_slurm) {
-        if (o->slurm_dir.empty()) throw ConfigError("--slurm-array", "", "expected the directory for the scripts");
-        if (!o->given_shards) throw ConfigError("--slurm-array", "", "expected --shards N, the number of array tasks");
-        if (o->given_shard) {
-          throw ConfigError("--shard", "", "not with --slurm-array: array task i runs shard i/N itself (--shards N)");
-        }
-        if (o->given_resume) {
-          throw ConfigError("--resume", "", "not with --slurm-array, which runs nothing: every array task resumes "
-                                            "its shard already");
-        }
-        SlurmArrayOptions slurm;
-        slurm.spec_path = o->spec;
-        slurm.out_dir = o->out_dir;
-        slurm.scripts_dir = o->slurm_dir;
-        slurm.executable = o->executable;
-        slurm.shards = o->shards;
-        slurm.jobs = o->jobs > 0 ? o->jobs : 1;
-        slurm.partition = o->partition;
-        slurm.time_limit = o->time_limit;
-        slurm.sbatch_options = o->sbatch_options;
-        slurm.point_timeout = o->timeout;
-        return write_slurm(slurm, out);
-      }
-      if (o->given_shards || !o->given_slurm_only.empty()) {
-        throw ConfigError(o->given_shards ? "--shards" : o->given_slurm_only, "",
-                          "only with --slurm-array SCRIPTS (a Slurm job array)");
-      }
-
-      SweepRunOptions options;
-      parse_shard(o->shard, options.shard_index, options.shard_count);
-      const SweepSpec spec = load_sweep_spec(o->spec);
-      options.out_dir = o->out_dir;
-      options.jobs = o->jobs > 0 ? o->jobs : std::max(1u, std::thread::hardware_concurrency());
-      options.resume = o->resume;
-      options.timeout_s = timeout_s;
-      options.executable = o->executable;
-      options.progress = &std::cerr;
-      options.progress_is_terminal = ::isatty(STDERR_FILENO) == 1;
-      const auto s = run_sweep(spec, options);
-      char wall[32];
-      std::snprintf(wall, sizeof wall, "%.1f", s.wall_s);
-      out << "sweep " << (spec.name.empty() ? o->spec : spec.name) << ": " << s.points << " points";
-      if (options.shard_count > 1) out << " in shard " << o->shard;
-      out << " (" << s.kept << " kept from the ledger, " << s.ran << " run) in " << wall << " s\n"
-          << "  ok " << s.ok << ", invalid " << s.invalid << ", out_of_memory " << s.out_of_memory
-          << ", resource_limit " << s.resource_limit << ", failed " << s.failed << "\n"
-          << "  wrote " << o->out_dir << "/" << kLedgerName << " and " << kLedgerCsvName << "\n";
-      // Exit 0 when every point has an answer; failed points (crashes) are worth a non-zero exit.
-      return s.failed > 0 ? 1 : 0;
-    };
+    action = [o](std::ostream& out) { return run_sweep_command(*o, out); };
   });
-
-  struct MergeOptions {
-    std::vector<std::string> dirs;
-    std::string out_dir;
-    bool allow_missing = false;
-  };
-  auto m = std::make_shared<MergeOptions>();
-  auto* merge = app.add_subcommand("sweep-merge", "Join the ledgers of sweep shards into the ledger and CSV the "
-                                                  "unsharded sweep writes");
-  merge->add_option("DIR", m->dirs, "Shard output directories (ess-sim sweep -o DIR --shard i/n)")->required();
-  merge->add_option("-o,--output", m->out_dir, "Directory for the merged spec.json, results.jsonl and results.csv")
-      ->required();
-  merge->add_flag("--allow-missing", m->allow_missing, "Write the merge even when some points are in no ledger");
-  merge->callback([m, &action] {
-    action = [m](std::ostream& out) {
-      std::vector<std::filesystem::path> dirs(m->dirs.begin(), m->dirs.end());
-      const auto n = merge_sweeps(dirs, m->out_dir, m->allow_missing);
-      out << "merged " << dirs.size() << " ledgers: " << n << " points into " << m->out_dir << "/" << kLedgerName
-          << " and " << kLedgerCsvName << "\n";
-      return 0;
-    };
-  });
+  add_sweep_merge_command(app, action);
 }
 
 }  // namespace ess

@@ -169,9 +169,10 @@ nlohmann::ordered_json prefill_json(const Scenario& s, const ServingRun& run) {
           {"transfer_bytes_mean", pf.requests.empty() ? 0.0 : bytes / static_cast<double>(pf.requests.size())}};
 }
 
-nlohmann::ordered_json serving_json(const Scenario& s, const ServingRun& run, const StepModel& model,
-                                    const ServingMemory& memory) {
-  const ServingConfig& cfg = *s.serving;
+namespace {
+
+// What the requests did: the latency lists and the counts and tokens of those that completed.
+struct RequestTally {
   std::vector<double> ttft;
   std::vector<double> tpot;
   std::vector<double> e2el;
@@ -182,29 +183,39 @@ nlohmann::ordered_json serving_json(const Scenario& s, const ServingRun& run, co
   double output_completed = 0.0;
   double input_completed = 0.0;
   double generated = 0.0;
+};
+
+RequestTally tally_requests(const ServingConfig& cfg, const ServingRun& run) {
+  RequestTally t;
   const PrefillPoolRun* pf = run.prefill ? &*run.prefill : nullptr;
   for (std::size_t i = 0; i < run.requests.size(); ++i) {
     const auto& r = run.requests[i];
-    generated += static_cast<double>(r.generated);
-    if (r.request.arrival >= 0.0) ++sent;
+    t.generated += static_cast<double>(r.generated);
+    if (r.request.arrival >= 0.0) ++t.sent;
     // The wait for decode admission: from the request's arrival, or from when its prefilled cache
     // reached the decode node.
-    if (r.admitted >= 0.0) wait.push_back(r.admitted - (pf ? pf->requests[i].ready : r.request.arrival));
+    if (r.admitted >= 0.0) t.wait.push_back(r.admitted - (pf ? pf->requests[i].ready : r.request.arrival));
     if (!r.completed()) continue;
-    ++completed;
-    output_completed += static_cast<double>(r.generated);
-    input_completed += static_cast<double>(r.request.prompt_tokens);
+    ++t.completed;
+    t.output_completed += static_cast<double>(r.generated);
+    t.input_completed += static_cast<double>(r.request.prompt_tokens);
     const double t1 = r.first_token - r.request.arrival;
     const double e = r.finish - r.request.arrival;
-    ttft.push_back(t1);
-    e2el.push_back(e);
+    t.ttft.push_back(t1);
+    t.e2el.push_back(e);
     // vLLM counts a one-token request's TPOT as 0 for goodput, and leaves it out of the TPOT list.
     const double tp = r.generated > 1 ? (e - t1) / static_cast<double>(r.generated - 1) : 0.0;
-    if (r.generated > 1) tpot.push_back(tp);
+    if (r.generated > 1) t.tpot.push_back(tp);
     const bool ok = (!cfg.slo.ttft || t1 <= cfg.slo.ttft->value()) && (!cfg.slo.tpot || tp <= cfg.slo.tpot->value()) &&
                     (!cfg.slo.e2el || e <= cfg.slo.e2el->value());
-    if (ok) ++good;
+    if (ok) ++t.good;
   }
+  return t;
+}
+
+// What the decode steps did: inter-token latencies (per chunk and per token), step times and the
+// time-weighted sums of sessions, utilisation and the controller's cap.
+struct StepTally {
   std::vector<std::pair<double, double>> itl;
   std::vector<std::pair<double, double>> itl_token;
   std::vector<double> step_times;
@@ -213,29 +224,158 @@ nlohmann::ordered_json serving_json(const Scenario& s, const ServingRun& run, co
   double busy_time = 0.0;
   double util_time = 0.0;
   double cap_time = 0.0;
-  std::int64_t cap_min = run.batch_bound;
+  std::int64_t cap_min = 0;
   std::int64_t cap_max = 0;
   std::int64_t batch_max = 0;
+};
+
+StepTally tally_steps(const ServingRun& run) {
+  StepTally t;
+  t.cap_min = run.batch_bound;
   for (const auto& st : run.steps) {
-    step_times.push_back(st.time);
-    active_time += st.active * st.time;
-    active_max = std::max<std::int64_t>(active_max, st.active);
-    batch_max = std::max<std::int64_t>(batch_max, st.batch_max);
-    busy_time += st.time;
-    util_time += st.utilization * st.time;
-    cap_time += st.cap * st.time;
-    cap_min = std::min<std::int64_t>(cap_min, st.cap);
-    cap_max = std::max<std::int64_t>(cap_max, st.cap);
+    t.step_times.push_back(st.time);
+    t.active_time += st.active * st.time;
+    t.active_max = std::max<std::int64_t>(t.active_max, st.active);
+    t.batch_max = std::max<std::int64_t>(t.batch_max, st.batch_max);
+    t.busy_time += st.time;
+    t.util_time += st.utilization * st.time;
+    t.cap_time += st.cap * st.time;
+    t.cap_min = std::min<std::int64_t>(t.cap_min, st.cap);
+    t.cap_max = std::max<std::int64_t>(t.cap_max, st.cap);
     for (std::size_t k = 1; k < st.chunks.size(); ++k) {
       if (st.chunks[k] == 0) continue;
-      itl.emplace_back(st.time, st.chunks[k]);
-      itl_token.emplace_back(st.time / static_cast<double>(k), static_cast<double>(st.chunks[k]) * static_cast<double>(k));
+      t.itl.emplace_back(st.time, st.chunks[k]);
+      t.itl_token.emplace_back(st.time / static_cast<double>(k), static_cast<double>(st.chunks[k]) * static_cast<double>(k));
     }
   }
+  return t;
+}
+
+// The controller: how the cap moved, and whether the P99 over each window of steps held.
+nlohmann::ordered_json controller_json(const ControllerConfig& cc, const ServingRun& run, const StepTally& st,
+                                       double duration) {
+  nlohmann::ordered_json traj = nlohmann::ordered_json::array();
+  for (const auto& c : run.cap_changes) traj.push_back({c.time, c.cap, c.p99});
+  std::int64_t windows = 0;
+  std::int64_t over = 0;
+  double settled_at = 0.0;
+  bool last_ok = true;
+  const auto w = static_cast<std::size_t>(cc.window);
+  const auto& step_times = st.step_times;
+  for (std::size_t i = 0; i + w <= step_times.size(); i += w) {
+    const std::vector<double> part(step_times.begin() + static_cast<std::ptrdiff_t>(i),
+                                   step_times.begin() + static_cast<std::ptrdiff_t>(i + w));
+    ++windows;
+    last_ok = nearest_rank(part, 0.99) <= cc.p99_target.value();
+    if (!last_ok) {
+      ++over;
+      settled_at = i + w < run.steps.size() ? run.steps[i + w].start : duration;
+    }
+  }
+  return {{"enabled", cc.enabled},
+          {"p99_target_s", cc.p99_target.value()},
+          {"window_steps", cc.window},
+          {"initial_cap", run.initial_cap},
+          {"final_cap", run.cap_changes.empty() ? run.initial_cap : run.cap_changes.back().cap},
+          {"cap_min", run.steps.empty() ? run.initial_cap : st.cap_min},
+          {"cap_max", run.steps.empty() ? run.initial_cap : st.cap_max},
+          {"cap_mean", st.busy_time > 0 ? st.cap_time / st.busy_time : 0.0},
+          {"changes", run.cap_changes.size() > 0 ? run.cap_changes.size() - 1 : 0},
+          {"windows", windows},
+          {"windows_over_target", over},
+          {"target_held", over == 0},
+          {"held_after_s", last_ok ? nlohmann::ordered_json(settled_at) : nlohmann::ordered_json(nullptr)},
+          {"trajectory", {{"columns", {"time_s", "cap", "window_p99_s"}}, {"rows", traj}}}};
+}
+
+// The run's GPU energy, when the GPUs' power is known: the decode GPUs' (run.energy), plus the
+// prefill GPUs', which draw busy power while their instance steps (compute-bound: utilisation 1)
+// and idle power otherwise, over the run's duration.
+std::optional<double> run_energy(const Scenario& s, const ServingRun& run, double duration) {
+  std::optional<double> energy = run.energy;
+  const PrefillPoolRun* pf = run.prefill ? &*run.prefill : nullptr;
+  if (const auto& p = s.hardware.gpu.power; p && energy && pf) {
+    const double instance_s = static_cast<double>(s.serving->prefill.instances) * duration;
+    *energy += pf->gpus_per_instance * (pf->busy_s * p->busy.value() + std::max(0.0, instance_s - pf->busy_s) * p->idle.value());
+  }
+  return energy;
+}
+
+nlohmann::ordered_json energy_json(const Scenario& s, const ServingRun& run, std::optional<double> energy,
+                                   const StepTally& st, const RequestTally& rt, double duration) {
+  const auto& p = s.hardware.gpu.power;
+  if (!p || !energy) return nullptr;
+  nlohmann::ordered_json e;
+  e["gpu_idle_w"] = p->idle.value();
+  e["gpu_busy_w"] = p->busy.value();
+  e["utilization_mean"] = st.busy_time > 0 ? st.util_time / st.busy_time : 0.0;
+  e["energy_j"] = *energy;
+  e["prefill_included"] = run.prefill.has_value();
+  e["mean_power_w"] = duration > 0 ? *energy / duration : 0.0;
+  e["per_output_token_j"] = rt.generated > 0 ? *energy / rt.generated : 0.0;
+  return e;
+}
+
+// The bill of the run (serving.cost): GPU-hours, host DRAM GB-hours and GPU energy at the user's
+// prices, over the run's duration; per million output tokens and per request/s. Null without prices.
+nlohmann::ordered_json cost_json(const Scenario& s, const ServingMemory& memory, std::optional<double> energy,
+                                 const RequestTally& rt, double duration, int all_gpus) {
+  const CostConfig& price = s.serving->cost;
+  if (!price.any()) return nullptr;
+  const auto per_s = [&](double x) { return duration > 0 ? x / duration : 0.0; };
+  const double hours = duration / 3600.0;
+  const double host_gb = memory.host_capacity() * static_cast<double>(memory.sockets()) / 1e9;
+  nlohmann::ordered_json bill;
+  double total = 0.0;
+  const auto item = [&](const char* name, std::optional<double> unit_price, double quantity, const char* unit) {
+    if (!unit_price) return;
+    const double usd = *unit_price * quantity;
+    bill[name] = {{"quantity", quantity}, {"unit", unit}, {"price_usd", *unit_price}, {"usd", usd}};
+    total += usd;
+  };
+  item("gpus", price.gpu_hour_usd, hours * all_gpus, "GPU-hours");
+  item("host_dram", price.host_dram_gb_hour_usd, hours * host_gb, "GB-hours");
+  if (price.energy_kwh_usd && !energy) {
+    throw ConfigError(s.origin, "/serving/cost/energy_kwh_usd", "an energy price needs the GPUs' power (hardware.gpu.power)");
+  }
+  item("energy", price.energy_kwh_usd, energy ? *energy / 3.6e6 : 0.0, "kWh");
+  const double rps = per_s(static_cast<double>(rt.completed));
+  nlohmann::ordered_json c;
+  c["items"] = bill;
+  c["total_usd"] = total;
+  c["per_hour_usd"] = hours > 0 ? total / hours : 0.0;
+  c["per_million_output_tokens_usd"] =
+      rt.output_completed > 0 ? nlohmann::ordered_json(total / rt.output_completed * 1e6) : nlohmann::ordered_json(nullptr);
+  // What one request/s of this load costs per hour (the "cost per QPS" of ESS's documents).
+  c["per_hour_per_request_per_s_usd"] =
+      rps > 0 && hours > 0 ? nlohmann::ordered_json(total / hours / rps) : nlohmann::ordered_json(nullptr);
+  c["per_request_usd"] =
+      rt.completed > 0 ? nlohmann::ordered_json(total / static_cast<double>(rt.completed)) : nlohmann::ordered_json(nullptr);
+  return c;
+}
+
+nlohmann::ordered_json step_table_json(const StepTable& t) {
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (std::size_t i = 0; i < t.batches().size(); ++i) {
+    for (std::size_t c = 0; c < t.contexts().size(); ++c) {
+      const auto& p = t.points()[i * t.contexts().size() + c];
+      rows.push_back({t.batches()[i], t.contexts()[c], p.time, p.utilization});
+    }
+  }
+  return nlohmann::ordered_json{{"columns", {"batch_per_gpu", "context", "step_time_s", "utilization"}}, {"rows", rows}};
+}
+
+}  // namespace
+
+nlohmann::ordered_json serving_json(const Scenario& s, const ServingRun& run, const StepModel& model,
+                                    const ServingMemory& memory) {
+  const ServingConfig& cfg = *s.serving;
+  const RequestTally rt = tally_requests(cfg, run);
+  const StepTally st = tally_steps(run);
   const double duration = run.end_time;
   const double nodes = s.hardware.nodes;
   // GPUs of the run: the decode node(s), and the prefill instances when prefill is disaggregated.
-  const int prefill_gpus = pf ? s.serving->prefill.instances * pf->gpus_per_instance : 0;
+  const int prefill_gpus = run.prefill ? s.serving->prefill.instances * run.prefill->gpus_per_instance : 0;
   const int all_gpus = s.hardware.total_gpus() + prefill_gpus;
   const auto per_s = [&](double x) { return duration > 0 ? x / duration : 0.0; };
 
@@ -247,129 +387,42 @@ nlohmann::ordered_json serving_json(const Scenario& s, const ServingRun& run, co
     j["period_s"] = cfg.duration.value();
   }
   j["duration_s"] = duration;
-  j["requests"] = {{"arrived", sent},
-                   {"completed", completed},
-                   {"incomplete", static_cast<std::int64_t>(run.requests.size()) - completed},
-                   {"total_input_tokens", input_completed},
-                   {"total_output_tokens", output_completed},
-                   {"generated_tokens", generated}};
-  j["ttft_s"] = to_json(distribution(ttft));
-  j["tpot_s"] = to_json(distribution(tpot));
-  j["itl_s"] = to_json(weighted_distribution(itl));
-  j["itl_per_token_s"] = to_json(weighted_distribution(itl_token));
-  j["e2el_s"] = to_json(distribution(e2el));
-  j["queue_wait_s"] = to_json(distribution(wait));
-  j["throughput"] = {{"output_tokens_per_s", per_s(output_completed)},
-                     {"requests_per_s", per_s(static_cast<double>(completed))},
-                     {"input_tokens_per_s", per_s(input_completed)},
-                     {"output_tokens_per_s_per_gpu", per_s(output_completed) / all_gpus}};
+  j["requests"] = {{"arrived", rt.sent},
+                   {"completed", rt.completed},
+                   {"incomplete", static_cast<std::int64_t>(run.requests.size()) - rt.completed},
+                   {"total_input_tokens", rt.input_completed},
+                   {"total_output_tokens", rt.output_completed},
+                   {"generated_tokens", rt.generated}};
+  j["ttft_s"] = to_json(distribution(rt.ttft));
+  j["tpot_s"] = to_json(distribution(rt.tpot));
+  j["itl_s"] = to_json(weighted_distribution(st.itl));
+  j["itl_per_token_s"] = to_json(weighted_distribution(st.itl_token));
+  j["e2el_s"] = to_json(distribution(rt.e2el));
+  j["queue_wait_s"] = to_json(distribution(rt.wait));
+  j["throughput"] = {{"output_tokens_per_s", per_s(rt.output_completed)},
+                     {"requests_per_s", per_s(static_cast<double>(rt.completed))},
+                     {"input_tokens_per_s", per_s(rt.input_completed)},
+                     {"output_tokens_per_s_per_gpu", per_s(rt.output_completed) / all_gpus}};
   j["prefill"] = prefill_json(s, run);
   const auto slo_value = [](const std::optional<Seconds>& v) {
     return v ? nlohmann::ordered_json(v->value()) : nlohmann::ordered_json(nullptr);
   };
   j["goodput"] = {{"slo_s", {{"ttft", slo_value(cfg.slo.ttft)}, {"tpot", slo_value(cfg.slo.tpot)}, {"e2el", slo_value(cfg.slo.e2el)}}},
-                  {"good_requests", good},
-                  {"requests_per_s", per_s(static_cast<double>(good))},
-                  {"good_share", completed > 0 ? static_cast<double>(good) / static_cast<double>(completed) : 0.0}};
-  j["concurrency"] = {{"sessions_per_node_mean", duration > 0 ? active_time / duration / nodes : 0.0},
-                      {"sessions_per_node_max", static_cast<double>(active_max) / nodes},
-                      {"batch_per_gpu_max", batch_max}};
-  const Distribution steps = distribution(step_times);
+                  {"good_requests", rt.good},
+                  {"requests_per_s", per_s(static_cast<double>(rt.good))},
+                  {"good_share", rt.completed > 0 ? static_cast<double>(rt.good) / static_cast<double>(rt.completed) : 0.0}};
+  j["concurrency"] = {{"sessions_per_node_mean", duration > 0 ? st.active_time / duration / nodes : 0.0},
+                      {"sessions_per_node_max", static_cast<double>(st.active_max) / nodes},
+                      {"batch_per_gpu_max", st.batch_max}};
+  const Distribution steps = distribution(st.step_times);
   j["steps"] = {{"count", run.steps.size()},
-                {"step_time_s", {{"mean", steps.mean}, {"p50", steps.median}, {"p99", nearest_rank(step_times, 0.99)}, {"max", steps.max}}},
-                {"busy_s", busy_time},
+                {"step_time_s", {{"mean", steps.mean}, {"p50", steps.median}, {"p99", nearest_rank(st.step_times, 0.99)}, {"max", steps.max}}},
+                {"busy_s", st.busy_time},
                 {"idle_s", run.idle_time}};
-
-  // The controller: how the cap moved, and whether the P99 over each window of steps held.
-  const auto& cc = cfg.controller;
-  nlohmann::ordered_json traj = nlohmann::ordered_json::array();
-  for (const auto& c : run.cap_changes) traj.push_back({c.time, c.cap, c.p99});
-  std::int64_t windows = 0;
-  std::int64_t over = 0;
-  double settled_at = 0.0;
-  bool last_ok = true;
-  const auto w = static_cast<std::size_t>(cc.window);
-  for (std::size_t i = 0; i + w <= step_times.size(); i += w) {
-    const std::vector<double> part(step_times.begin() + static_cast<std::ptrdiff_t>(i),
-                                   step_times.begin() + static_cast<std::ptrdiff_t>(i + w));
-    ++windows;
-    last_ok = nearest_rank(part, 0.99) <= cc.p99_target.value();
-    if (!last_ok) {
-      ++over;
-      settled_at = i + w < run.steps.size() ? run.steps[i + w].start : duration;
-    }
-  }
-  j["controller"] = {{"enabled", cc.enabled},
-                     {"p99_target_s", cc.p99_target.value()},
-                     {"window_steps", cc.window},
-                     {"initial_cap", run.initial_cap},
-                     {"final_cap", run.cap_changes.empty() ? run.initial_cap : run.cap_changes.back().cap},
-                     {"cap_min", run.steps.empty() ? run.initial_cap : cap_min},
-                     {"cap_max", run.steps.empty() ? run.initial_cap : cap_max},
-                     {"cap_mean", busy_time > 0 ? cap_time / busy_time : 0.0},
-                     {"changes", run.cap_changes.size() > 0 ? run.cap_changes.size() - 1 : 0},
-                     {"windows", windows},
-                     {"windows_over_target", over},
-                     {"target_held", over == 0},
-                     {"held_after_s", last_ok ? nlohmann::ordered_json(settled_at) : nlohmann::ordered_json(nullptr)},
-                     {"trajectory", {{"columns", {"time_s", "cap", "window_p99_s"}}, {"rows", traj}}}};
-
-  nlohmann::ordered_json e;
-  // Prefill GPUs draw busy power while their instance steps (compute-bound: utilisation 1) and idle
-  // power otherwise, over the run's duration.
-  std::optional<double> energy = run.energy;
-  if (const auto& p = s.hardware.gpu.power; p && energy && pf) {
-    const double instance_s = static_cast<double>(s.serving->prefill.instances) * duration;
-    *energy += pf->gpus_per_instance * (pf->busy_s * p->busy.value() + std::max(0.0, instance_s - pf->busy_s) * p->idle.value());
-  }
-  if (const auto& p = s.hardware.gpu.power; p && energy) {
-    e["gpu_idle_w"] = p->idle.value();
-    e["gpu_busy_w"] = p->busy.value();
-    e["utilization_mean"] = busy_time > 0 ? util_time / busy_time : 0.0;
-    e["energy_j"] = *energy;
-    e["prefill_included"] = pf != nullptr;
-    e["mean_power_w"] = duration > 0 ? *energy / duration : 0.0;
-    e["per_output_token_j"] = generated > 0 ? *energy / generated : 0.0;
-  } else {
-    e = nullptr;
-  }
-  j["energy"] = e;
-  // The bill of the run (serving.cost): GPU-hours, host DRAM GB-hours and GPU energy at the
-  // user's prices, over the run's duration; per million output tokens and per request/s.
-  const CostConfig& price = cfg.cost;
-  if (price.any()) {
-    const double hours = duration / 3600.0;
-    const double host_gb = memory.host_capacity() * static_cast<double>(memory.sockets()) / 1e9;
-    nlohmann::ordered_json bill;
-    double total = 0.0;
-    const auto item = [&](const char* name, std::optional<double> unit_price, double quantity, const char* unit) {
-      if (!unit_price) return;
-      const double usd = *unit_price * quantity;
-      bill[name] = {{"quantity", quantity}, {"unit", unit}, {"price_usd", *unit_price}, {"usd", usd}};
-      total += usd;
-    };
-    item("gpus", price.gpu_hour_usd, hours * all_gpus, "GPU-hours");
-    item("host_dram", price.host_dram_gb_hour_usd, hours * host_gb, "GB-hours");
-    if (price.energy_kwh_usd && !energy) {
-      throw ConfigError(s.origin, "/serving/cost/energy_kwh_usd", "an energy price needs the GPUs' power (hardware.gpu.power)");
-    }
-    item("energy", price.energy_kwh_usd, energy ? *energy / 3.6e6 : 0.0, "kWh");
-    const double rps = per_s(static_cast<double>(completed));
-    nlohmann::ordered_json c;
-    c["items"] = bill;
-    c["total_usd"] = total;
-    c["per_hour_usd"] = hours > 0 ? total / hours : 0.0;
-    c["per_million_output_tokens_usd"] =
-        output_completed > 0 ? nlohmann::ordered_json(total / output_completed * 1e6) : nlohmann::ordered_json(nullptr);
-    // What one request/s of this load costs per hour (the "cost per QPS" of ESS's documents).
-    c["per_hour_per_request_per_s_usd"] =
-        rps > 0 && hours > 0 ? nlohmann::ordered_json(total / hours / rps) : nlohmann::ordered_json(nullptr);
-    c["per_request_usd"] =
-        completed > 0 ? nlohmann::ordered_json(total / static_cast<double>(completed)) : nlohmann::ordered_json(nullptr);
-    j["cost"] = c;
-  } else {
-    j["cost"] = nullptr;
-  }
+  j["controller"] = controller_json(cfg.controller, run, st, duration);
+  const std::optional<double> energy = run_energy(s, run, duration);
+  j["energy"] = energy_json(s, run, energy, st, rt, duration);
+  j["cost"] = cost_json(s, memory, energy, rt, duration, all_gpus);
   j["memory"] = {{"batch_bound_per_gpu", run.batch_bound},
                  {"hbm_for_caches_per_gpu", memory.hbm_budget()},
                  {"hbm_peak_per_gpu", run.hbm_peak},
@@ -379,18 +432,8 @@ nlohmann::ordered_json serving_json(const Scenario& s, const ServingRun& run, co
                  {"host_peak_per_socket", run.host_peak},
                  {"fallback_gpu_only_requests", run.fallback_requests},
                  {"steps_blocked_by_memory", run.blocked_by_memory_steps}};
-  const auto table_json = [](const StepTable& t) {
-    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-    for (std::size_t i = 0; i < t.batches().size(); ++i) {
-      for (std::size_t c = 0; c < t.contexts().size(); ++c) {
-        const auto& p = t.points()[i * t.contexts().size() + c];
-        rows.push_back({t.batches()[i], t.contexts()[c], p.time, p.utilization});
-      }
-    }
-    return nlohmann::ordered_json{{"columns", {"batch_per_gpu", "context", "step_time_s", "utilization"}}, {"rows", rows}};
-  };
-  j["step_table"] = {{"gpu_only", model.gpu.empty() ? nlohmann::ordered_json(nullptr) : table_json(model.gpu)},
-                     {"offload", model.offload ? table_json(*model.offload) : nlohmann::ordered_json(nullptr)}};
+  j["step_table"] = {{"gpu_only", model.gpu.empty() ? nlohmann::ordered_json(nullptr) : step_table_json(model.gpu)},
+                     {"offload", model.offload ? step_table_json(*model.offload) : nlohmann::ordered_json(nullptr)}};
   return j;
 }
 
