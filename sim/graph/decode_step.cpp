@@ -160,17 +160,14 @@ void DecodeStepBuilder::add_prefetch(std::vector<Segment>& out, int target, Toke
   if (seg.transfer.bytes > 0) out.push_back(std::move(seg));
 }
 
-void DecodeStepBuilder::add_offload_attention(std::vector<Segment>& out, int layer, Tokens t, std::int64_t context,
-                                              std::span<const LayerAccess> all, LayerOffload& record) const {
-  const LayerAccess& access = all[static_cast<std::size_t>(layer)];
-  const DType act = m_.activation_dtype;
-  const auto& a = m_.attention.mla;
-  const auto& ix = *m_.indexer;
-  const std::int64_t T = t.total();
-  const std::int64_t heads = m_.attention.heads / tp_;
-  const std::int64_t selected = std::min(ix.top_k, context);
-  const double entry = m_.attention.cache_bytes_per_token.value();
+struct DecodeStepBuilder::OffloadParts {
+  std::array<Op, kAttentionPartCount> ops{};  // indexed by AttentionPart
+  AttentionCosts costs;
+  double share_a = 1.0;  // the first half's share of the requests (and of the fetch)
+};
 
+DecodeStepBuilder::DemandFetch DecodeStepBuilder::demand_fetch(const LayerAccess& access, Tokens t,
+                                                             std::int64_t selected) const {
   // Misses of this GPU: the offloaded requests' mean, scaled (GPU-only requests never miss). Those a
   // prefetch brought early are on the GPU by now: the rest are fetched on demand.
   const double all_misses = std::min(access.misses, static_cast<double>(selected));
@@ -179,23 +176,22 @@ void DecodeStepBuilder::add_offload_attention(std::vector<Segment>& out, int lay
   Transfer fetch;
   fetch.h2d = true;
   fetch.gather = s_.cache.transfer == TransferPath::gather;
-  fetch.bytes = misses * entry;
+  fetch.bytes = misses * m_.attention.cache_bytes_per_token.value();
   fetch.runs = access.runs * static_cast<double>(t.offloaded);
   // The runs among the on-demand misses, taken in proportion (where they fall is not tracked).
   if (early > 0) fetch.runs *= misses / (misses + early);
   fetch.nvme_bytes = fetch.bytes * cold_fraction_;
-  const Transfer prefetched = prefetch_transfer(access, t);
-  record.access = access;
-  record.h2d_bytes = fetch.bytes + prefetched.bytes;
-  record.prefetch_bytes = prefetched.bytes;
-  // Prefetches for the first layers go out before layer 0's indexer runs.
-  if (prefetch_lookahead_ > 0 && layer == 0) {
-    for (int target = 0; target < prefetch_lookahead_; ++target) add_prefetch(out, target, t, all);
-  }
+  return {fetch, misses};
+}
 
-  // Per query token, the selected entries split into those on the GPU and those fetched.
-  const double missed_per_request = misses / static_cast<double>(t.requests);
-  const auto miss_k = static_cast<std::int64_t>(std::llround(missed_per_request));
+DecodeStepBuilder::OffloadParts DecodeStepBuilder::price_offload_parts(Tokens t, std::int64_t context,
+                                                                       const Transfer& fetch, std::int64_t miss_k) const {
+  const DType act = m_.activation_dtype;
+  const auto& a = m_.attention.mla;
+  const auto& ix = *m_.indexer;
+  const std::int64_t T = t.total();
+  const std::int64_t heads = m_.attention.heads / tp_;
+  const std::int64_t selected = std::min(ix.top_k, context);
   const std::int64_t hit_k = selected - miss_k;
   const MlaShape shape = mla_shape(t);
   const auto scoring = [&](std::int64_t requests) {
@@ -210,10 +206,6 @@ void DecodeStepBuilder::add_offload_attention(std::vector<Segment>& out, int lay
     part.requests = requests;
     return blocks_.kernel(name, OpCategory::attention, sparse_mla_attention(part, std::max<std::int64_t>(1, entries), hw_));
   };
-  const Op merge = blocks_.kernel(opname::attention_merge, OpCategory::elementwise,
-                             elementwise({T * heads * a.kv_lora_rank, 2, 1, act}, hw_));
-  const Op absorb =
-      blocks_.kernel(opname::q_absorb, OpCategory::gemm, gemm({T, heads * a.kv_lora_rank, a.qk_nope_head_dim, act}, hw_));
   const auto fetch_time = [&](double bytes, double runs) {
     const Seconds nvme = bytes > 0 && s_.cache.nvme && fetch.nvme_bytes > 0
                              ? s_.cache.nvme->latency + Bytes(bytes * cold_fraction_) / s_.cache.nvme->bandwidth
@@ -222,32 +214,21 @@ void DecodeStepBuilder::add_offload_attention(std::vector<Segment>& out, int lay
     return nvme + (fetch.gather ? gather_time(CopyDirection::h2d, Bytes(bytes), hw_.pcie)
                                 : copy_time(CopyDirection::h2d, Bytes(bytes), std::max<std::int64_t>(1, std::llround(runs)), hw_.pcie));
   };
-  const auto stage = [&](std::string_view label, Transfer part, std::vector<Op> ops) {
-    Segment seg;
-    seg.kind = SegmentKind::stage;
-    seg.layer = layer;
-    seg.label = label;
-    seg.transfer = part;
-    for (const Op& op : ops) seg.duration += op.time;
-    seg.ops = std::move(ops);
-    out.push_back(std::move(seg));
-  };
-
-  // The layer's parts, priced with the cost models alone (no contention), for the overlap policy.
   using P = AttentionPart;
-  std::array<Op, kAttentionPartCount> ops{};
-  const auto set = [&ops](AttentionPart part, Op op) { ops[static_cast<std::size_t>(part)] = op; };
+  OffloadParts out;
+  const auto set = [&out](AttentionPart part, Op op) { out.ops[static_cast<std::size_t>(part)] = op; };
   set(P::score, scoring(t.requests));
   set(P::topk, selecting(t.requests));
-  set(P::absorb, absorb);
+  set(P::absorb, blocks_.kernel(opname::q_absorb, OpCategory::gemm, gemm({T, heads * a.kv_lora_rank, a.qk_nope_head_dim, act}, hw_)));
   set(P::attention, attention_over(opname::sparse_mla, t.requests, selected));
   set(P::attention_hits, attention_over(opname::sparse_mla_hits, t.requests, hit_k));
   set(P::attention_misses, attention_over(opname::sparse_mla_misses, t.requests, miss_k));
-  set(P::merge, merge);
+  set(P::merge, blocks_.kernel(opname::attention_merge, OpCategory::elementwise,
+                               elementwise({T * heads * a.kv_lora_rank, 2, 1, act}, hw_)));
   const std::int64_t half_a = (t.requests + 1) / 2;
   const std::int64_t half_b = t.requests - half_a;
-  const double share_a = static_cast<double>(half_a) / static_cast<double>(t.requests);
-  AttentionCosts costs;
+  out.share_a = static_cast<double>(half_a) / static_cast<double>(t.requests);
+  AttentionCosts& costs = out.costs;
   costs.splittable = half_b > 0;
   costs.fetch_all = fetch_time(fetch.bytes, fetch.runs);
   if (costs.splittable) {
@@ -257,28 +238,38 @@ void DecodeStepBuilder::add_offload_attention(std::vector<Segment>& out, int lay
     set(P::topk_b, selecting(half_b));
     set(P::misses_a, attention_over(opname::sparse_mla_misses_a, half_a, miss_k));
     set(P::misses_b, attention_over(opname::sparse_mla_misses_b, half_b, miss_k));
-    costs.fetch_a = fetch_time(fetch.bytes * share_a, fetch.runs * share_a);
-    costs.fetch_b = fetch_time(fetch.bytes * (1 - share_a), fetch.runs * (1 - share_a));
+    costs.fetch_a = fetch_time(fetch.bytes * out.share_a, fetch.runs * out.share_a);
+    costs.fetch_b = fetch_time(fetch.bytes * (1 - out.share_a), fetch.runs * (1 - out.share_a));
   }
-  for (std::size_t i = 0; i < kAttentionPartCount; ++i) costs.part[i] = ops[i].time;
+  for (std::size_t i = 0; i < kAttentionPartCount; ++i) costs.part[i] = out.ops[i].time;
+  return out;
+}
 
-  // Nothing to fetch: nothing to hide, the serial timeline (no stage).
-  const auto& policies = overlap_instances();
-  std::size_t used = overlap_serial_;
-  if (fetch.bytes > 0) used = policies[overlap_]->resolve(overlap_, costs);
-  record.overlap = used;
-
+void DecodeStepBuilder::add_offload_pieces(std::vector<Segment>& out, int layer, Tokens t, std::span<const LayerAccess> all,
+                                           const OffloadParts& parts, const Transfer& fetch, const Transfer& prefetched,
+                                           std::size_t used) const {
+  const auto& ops = parts.ops;
   Transfer part_a = fetch;
-  part_a.bytes *= share_a;
-  part_a.runs *= share_a;
-  part_a.nvme_bytes *= share_a;
+  part_a.bytes *= parts.share_a;
+  part_a.runs *= parts.share_a;
+  part_a.nvme_bytes *= parts.share_a;
   Transfer part_b = fetch;
   part_b.bytes -= part_a.bytes;
   part_b.runs -= part_a.runs;
   part_b.nvme_bytes -= part_a.nvme_bytes;
+  const auto stage = [&](std::string_view label, Transfer part, std::vector<Op> stage_ops) {
+    Segment seg;
+    seg.kind = SegmentKind::stage;
+    seg.layer = layer;
+    seg.label = label;
+    seg.transfer = part;
+    for (const Op& op : stage_ops) seg.duration += op.time;
+    seg.ops = std::move(stage_ops);
+    out.push_back(std::move(seg));
+  };
   bool first = true;
   bool prefetch_done = prefetch_lookahead_ == 0;
-  for (const OverlapPiece& piece : policies[used]->pieces(costs)) {
+  for (const OverlapPiece& piece : overlap_instances()[used]->pieces(parts.costs)) {
     if (!first && !prefetch_done) {
       // Once the indexer has selected (the first piece), this layer needs what was prefetched for
       // it, and the prefetch of layer + lookahead can go out.
@@ -308,6 +299,29 @@ void DecodeStepBuilder::add_offload_attention(std::vector<Segment>& out, int lay
   }
   if (!prefetch_done) throw InternalError("overlap policy \"" + std::string(overlap_policies()[used].name) +
                                           "\" gave a single piece: no point after the indexer to wait for prefetches");
+}
+
+void DecodeStepBuilder::add_offload_attention(std::vector<Segment>& out, int layer, Tokens t, std::int64_t context,
+                                              std::span<const LayerAccess> all, LayerOffload& record) const {
+  const LayerAccess& access = all[static_cast<std::size_t>(layer)];
+  const std::int64_t selected = std::min(m_.indexer->top_k, context);
+  const auto [fetch, misses] = demand_fetch(access, t, selected);
+  const Transfer prefetched = prefetch_transfer(access, t);
+  record.access = access;
+  record.h2d_bytes = fetch.bytes + prefetched.bytes;
+  record.prefetch_bytes = prefetched.bytes;
+  // Prefetches for the first layers go out before layer 0's indexer runs.
+  if (prefetch_lookahead_ > 0 && layer == 0) {
+    for (int target = 0; target < prefetch_lookahead_; ++target) add_prefetch(out, target, t, all);
+  }
+  // Per query token, the selected entries split into those on the GPU and those fetched.
+  const auto miss_k = static_cast<std::int64_t>(std::llround(misses / static_cast<double>(t.requests)));
+  const OffloadParts parts = price_offload_parts(t, context, fetch, miss_k);
+  // Nothing to fetch: nothing to hide, the serial timeline (no stage).
+  std::size_t used = overlap_serial_;
+  if (fetch.bytes > 0) used = overlap_instances()[overlap_]->resolve(overlap_, parts.costs);
+  record.overlap = used;
+  add_offload_pieces(out, layer, t, all, parts, fetch, prefetched, used);
 }
 
 StepPlan DecodeStepBuilder::build(int step, Rng& rng, const std::vector<LayerAccess>* access) const {

@@ -83,6 +83,23 @@ class DecodeStepBuilder {
   // with the prefetches this layer waits for and issues.
   void add_offload_attention(std::vector<Segment>& out, int layer, Tokens t, std::int64_t context,
                              std::span<const LayerAccess> access, LayerOffload& record) const;
+  // Offload: this GPU's on-demand fetch of one layer (the offloaded requests' misses that no
+  // prefetch brought early, of the `selected` entries per query token).
+  struct DemandFetch {
+    Transfer transfer;
+    double misses = 0.0;  // entries fetched, over the GPU's offloaded requests
+  };
+  [[nodiscard]] DemandFetch demand_fetch(const LayerAccess& access, Tokens t, std::int64_t selected) const;
+  // Offload: the layer's parts priced with the cost models alone (no contention), for the overlap
+  // policy (decode_step.cpp).
+  struct OffloadParts;
+  [[nodiscard]] OffloadParts price_offload_parts(Tokens t, std::int64_t context, const Transfer& fetch,
+                                                 std::int64_t miss_k) const;
+  // Offload: the layer's timeline as overlap policy `used` lays out its pieces, with the prefetch
+  // this layer waits for and the one it issues after the first piece (the indexer).
+  void add_offload_pieces(std::vector<Segment>& out, int layer, Tokens t, std::span<const LayerAccess> all,
+                          const OffloadParts& parts, const Transfer& fetch, const Transfer& prefetched,
+                          std::size_t used) const;
   // Offload with prefetch: the transfer prefetching `target`'s entries (no bytes: nothing to do).
   [[nodiscard]] Transfer prefetch_transfer(const LayerAccess& target, Tokens t) const;
   void add_prefetch(std::vector<Segment>& out, int target, Tokens t, std::span<const LayerAccess> access) const;

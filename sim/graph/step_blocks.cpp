@@ -249,24 +249,44 @@ void StepBlocks::add_tp_moe(std::vector<GpuStepPlan>& gpus, int layer, std::int6
   }
 }
 
-void StepBlocks::add_moe(std::vector<GpuStepPlan>& gpus, int layer, std::int64_t T, Rng& rng, AlltoallDedup dedup,
-                         std::int64_t max_routed) const {
-  if (tp_ > 1) {
-    add_tp_moe(gpus, layer, T, rng);
-    return;
+namespace {
+
+// The copies one source GPU moves to each rank of its EP group in a per_node all-to-all: within
+// the source's node a token goes to each GPU once; to a remote node it crosses once and is spread
+// over that node's GPUs (their share of the node's per-GPU tokens). `rank_tokens` and
+// `node_tokens`: the source's tokens that reached each rank and node.
+void spread_node_copies(std::size_t src, std::size_t group_start, std::size_t E, std::size_t L, std::size_t nodes,
+                        const std::vector<std::int64_t>& rank_tokens, const std::vector<std::int64_t>& node_tokens,
+                        std::vector<double>& moved) {
+  const std::size_t own_node = nodes > 1 ? (src - group_start) / L : 0;
+  for (std::size_t n = 0; n < nodes; ++n) {
+    const std::size_t first = n * (nodes > 1 ? L : E);
+    const std::size_t count = nodes > 1 ? L : E;
+    std::int64_t node_rank_tokens = 0;
+    for (std::size_t r = first; r < first + count; ++r) node_rank_tokens += rank_tokens[r];
+    for (std::size_t r = first; r < first + count; ++r) {
+      double copies = static_cast<double>(rank_tokens[r]);
+      if (n != own_node && node_rank_tokens > 0) {
+        copies *= static_cast<double>(node_tokens[n]) / static_cast<double>(node_rank_tokens);
+      }
+      moved[src * E + r] = copies;
+    }
   }
+}
+
+}  // namespace
+
+StepBlocks::ExpertTraffic StepBlocks::route_experts(int layer, std::int64_t T, Rng& rng, AlltoallDedup dedup,
+                                                    std::int64_t max_routed) const {
   const auto& moe = *m_.moe;
-  const DType act = m_.activation_dtype;
   const std::int64_t experts_per_gpu = physical_experts_ / ep_;
   const auto G = static_cast<std::size_t>(gpus_);
-
   // Routing: each token picks experts_per_token distinct physical experts in its own EP group
   // (expert_routing.h: this layer's skewed popularity, this pass's drift, the EPLB placement).
   // Routed (token, expert) pairs from each GPU to each GPU of its EP group: G x ep counts, not G x G
   // (thousands of GPUs would need gigabytes for a matrix that is zero outside the groups).
   const auto E = static_cast<std::size_t>(ep_);
   std::vector<std::int64_t> pair_count(G * E, 0);  // [src * ep + rank of dst in the group]
-  const auto pairs = [&](std::size_t src, std::size_t dst) -> std::int64_t& { return pair_count[src * E + dst % E]; };
   std::vector<std::int64_t> expert_rows(G * static_cast<std::size_t>(experts_per_gpu), 0);  // [gpu][local expert]
   std::vector<std::int64_t> picked(static_cast<std::size_t>(moe.experts_per_token));
   // Physical expert e of a group lives on the group's GPU e / experts_per_gpu as its local expert
@@ -325,23 +345,7 @@ void StepBlocks::add_moe(std::vector<GpuStepPlan>& gpus, int layer, std::int64_t
         ++node_tokens[n];
       }
     }
-    if (!per_node) continue;
-    // Within the source's node a token goes to each GPU once; to a remote node it crosses once and
-    // is spread over that node's GPUs (their share of the node's per-GPU tokens).
-    const std::size_t own_node = nodes > 1 ? (src - group_start) / L : 0;
-    for (std::size_t n = 0; n < nodes; ++n) {
-      const std::size_t first = n * (nodes > 1 ? L : E);
-      const std::size_t count = nodes > 1 ? L : E;
-      std::int64_t node_rank_tokens = 0;
-      for (std::size_t r = first; r < first + count; ++r) node_rank_tokens += rank_tokens[r];
-      for (std::size_t r = first; r < first + count; ++r) {
-        double copies = static_cast<double>(rank_tokens[r]);
-        if (n != own_node && node_rank_tokens > 0) {
-          copies *= static_cast<double>(node_tokens[n]) / static_cast<double>(node_rank_tokens);
-        }
-        moved[src * E + r] = copies;
-      }
-    }
+    if (per_node) spread_node_copies(src, group_start, E, L, nodes, rank_tokens, node_tokens, moved);
   }
 
   // Sampled routing: each sampled token stands for T / routed tokens.
@@ -352,6 +356,27 @@ void StepBlocks::add_moe(std::vector<GpuStepPlan>& gpus, int layer, std::int64_t
     std::for_each(expert_rows.begin(), expert_rows.end(), scaled);
     for (double& m : moved) m *= scale;
   }
+  return {std::move(pair_count), std::move(expert_rows), std::move(moved)};
+}
+
+void StepBlocks::add_moe(std::vector<GpuStepPlan>& gpus, int layer, std::int64_t T, Rng& rng, AlltoallDedup dedup,
+                         std::int64_t max_routed) const {
+  if (tp_ > 1) {
+    add_tp_moe(gpus, layer, T, rng);
+    return;
+  }
+  const auto& moe = *m_.moe;
+  const DType act = m_.activation_dtype;
+  const std::int64_t experts_per_gpu = physical_experts_ / ep_;
+  const auto G = static_cast<std::size_t>(gpus_);
+
+  const ExpertTraffic traffic = route_experts(layer, T, rng, dedup, max_routed);
+  const auto E = static_cast<std::size_t>(ep_);
+  const bool per_node = dedup == AlltoallDedup::per_node;
+  const auto& pair_count = traffic.pairs;
+  const auto& expert_rows = traffic.expert_rows;
+  const auto& moved = traffic.moved;
+  const auto pairs = [&](std::size_t src, std::size_t dst) { return pair_count[src * E + dst % E]; };
 
   // Dispatched tokens are fp8 with one fp32 scale per 128 values; combined outputs are bf16
   // (models/alltoall.h, which `ess-sim cost dispatch/combine` prices the same way).

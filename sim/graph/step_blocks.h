@@ -94,6 +94,16 @@ class StepBlocks {
   // The share of the SMs the normal (per_node) all-to-all kernels hold: engine.prefill_alltoall_sms
   // of hardware.gpu.sm_count (InputError naming the fields when that cannot be told).
   [[nodiscard]] double normal_alltoall_sm_fraction() const;
+  // Where one layer's routed token copies go under DP attention + EP (add_moe's routing).
+  struct ExpertTraffic {
+    std::vector<std::int64_t> pairs;        // [src * ep + rank of dst in the group]: routed (token, expert) pairs
+    std::vector<std::int64_t> expert_rows;  // [gpu * experts per GPU + local expert]: rows each expert received
+    std::vector<double> moved;              // per_node only, as `pairs`: the copies that cross, deduplicated
+  };
+  // Routes `tokens` tokens per GPU (at most max_routed one by one, when > 0, the counts scaled by
+  // tokens / routed): each token picks experts_per_token distinct physical experts of its EP group.
+  [[nodiscard]] ExpertTraffic route_experts(int layer, std::int64_t tokens, Rng& rng, AlltoallDedup dedup,
+                                            std::int64_t max_routed) const;
   // The same under tensor-parallel attention: experts split over the replica (ep = tp) or
   // sharded by TP (ep = 1); no all-to-all, an all-reduce of the partial outputs.
   void add_tp_moe(std::vector<GpuStepPlan>& gpus, int layer, std::int64_t tokens, Rng& rng) const;

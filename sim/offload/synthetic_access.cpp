@@ -162,112 +162,137 @@ SyntheticAccess::Stream& SyntheticAccess::advance(int step, int layer, int reque
   drawn_.clear();
 
   if (m == boundary) {
-    // Every non-recent position is needed (context <= top_k): nothing to draw.
-    std::int64_t next = 0;  // positions [0, m) not picked before are drawn
-    for (const std::int32_t p : s.picks) {
-      if (p >= m) {
-        dropped_.push_back(p);
-        continue;
-      }
-      for (; next < p; ++next) drawn_.push_back(static_cast<std::int32_t>(next));
-      next = p + 1;
-    }
-    for (; next < m; ++next) drawn_.push_back(static_cast<std::int32_t>(next));
+    take_every_position(s, m);
   } else {
-    // 2. Keep each previous pick with probability retention[layer] (prefill_retention in warm-up):
-    // one draw per pick, in position order. Picks at or past the boundary (only if the context
-    // shrank) are dropped without a draw.
-    const double keep =
-        step < 0 ? params_.prefill_retention : params_.retention[static_cast<std::size_t>(layer)];
-    std::int64_t chosen = 0;
-    dropped_.resize(s.picks.size());
-    std::size_t dropped = 0;
-    for (const std::int32_t p : s.picks) {
-      if (p >= boundary) {
-        dropped_[dropped++] = p;
-        continue;
-      }
-      // Branch-free: the outcome is random, so a branch would mispredict often.
-      const bool kept = (s.rng.uniform() < keep) & (chosen < m);
-      dropped_[dropped] = p;
-      dropped += static_cast<std::size_t>(!kept);
-      chosen += static_cast<std::int64_t>(kept);
-    }
-    dropped_.resize(dropped);
+    std::int64_t chosen = retain(s, step, layer, boundary, m);
+    chosen = draw_long_range(s, context, recent, m, chosen);
+    (void)fill_crowded(s, boundary, m, chosen);
+    sort_drawn(words);
+  }
+  merge_picks(s);
+  s.window_begin = boundary;
+  s.window_end = context;
+  return s;
+}
 
-    // 3. Long-range picks by inverse-CDF sampling of the power law over x = d + 1 in
-    // [recent + 1, context + 1), rejecting positions picked at the previous call (s.bits, kept or
-    // dropped) or drawn now (now_bits_).
-    const double alpha = params_.distance_exponent;
-    const double a = static_cast<double>(recent + 1);
-    const double b = static_cast<double>(context + 1);
-    const bool log_uniform = std::abs(alpha - 1.0) < 1e-12;
-    const double log2_ratio = std::log2(b / a);
-    const Exp2Fraction& exp2f = exp2_fraction();
-    const double pa = log_uniform ? 0.0 : std::pow(a, 1.0 - alpha);
-    const double pb = log_uniform ? 0.0 : std::pow(b, 1.0 - alpha);
-    const double inv = log_uniform ? 0.0 : 1.0 / (1.0 - alpha);
-    std::uint64_t* const previous = s.bits.data();
-    std::uint64_t* const now = now_bits_.data();
-    // Enough attempts for any realistic density; past it, the scans below fill deterministically.
-    std::int64_t attempts = 16 * (m - chosen) + 1024;
-    drawn_.resize(static_cast<std::size_t>(std::max<std::int64_t>(0, m - chosen)));
-    std::size_t drawn = 0;
-    while (chosen < m && attempts-- > 0) {
-      const double u = s.rng.uniform();
-      double x = 0.0;
-      if (log_uniform) {  // x = a (b/a)^u = a 2^(u log2(b/a))
-        const double y = u * log2_ratio;
-        const auto whole = static_cast<unsigned>(y);  // y < 31: contexts are below 2^31
-        x = a * exp2f(y - static_cast<double>(whole)) *
-            static_cast<double>(std::uint64_t{1} << whole);
-      } else {
-        x = std::pow(pa + u * (pb - pa), inv);
-      }
-      const std::int64_t d = std::clamp(static_cast<std::int64_t>(x) - 1, recent, context - 1);
-      const std::int64_t p = context - 1 - d;
-      // Branch-free rejection of positions drawn now or picked at the previous call.
-      const std::uint64_t taken = (previous[word_of(p)] | now[word_of(p)]) & bit_of(p);
-      now[word_of(p)] |= taken ^ bit_of(p);
-      drawn_[drawn] = static_cast<std::int32_t>(p);
-      drawn += static_cast<std::size_t>(taken == 0);
-      chosen += static_cast<std::int64_t>(taken == 0);
+void SyntheticAccess::take_every_position(const Stream& s, std::int64_t m) {
+  std::int64_t next = 0;  // positions [0, m) not picked before are drawn
+  for (const std::int32_t p : s.picks) {
+    if (p >= m) {
+      dropped_.push_back(p);
+      continue;
     }
-    drawn_.resize(drawn);
-    // Fallbacks for crowded contexts: the nearest free positions, then the nearest dropped ones.
-    for (std::int64_t p = boundary - 1; chosen < m && p >= 0; --p) {
-      if (((previous[word_of(p)] | now[word_of(p)]) & bit_of(p)) == 0) {
-        now[word_of(p)] |= bit_of(p);
-        drawn_.push_back(static_cast<std::int32_t>(p));
-        ++chosen;
-      }
+    for (; next < p; ++next) drawn_.push_back(static_cast<std::int32_t>(next));
+    next = p + 1;
+  }
+  for (; next < m; ++next) drawn_.push_back(static_cast<std::int32_t>(next));
+}
+
+std::int64_t SyntheticAccess::retain(Stream& s, int step, int layer, std::int64_t boundary, std::int64_t m) {
+  // One draw per pick, in position order. Picks at or past the boundary (only if the context
+  // shrank) are dropped without a draw.
+  const double keep = step < 0 ? params_.prefill_retention : params_.retention[static_cast<std::size_t>(layer)];
+  std::int64_t chosen = 0;
+  dropped_.resize(s.picks.size());
+  std::size_t dropped = 0;
+  for (const std::int32_t p : s.picks) {
+    if (p >= boundary) {
+      dropped_[dropped++] = p;
+      continue;
     }
-    if (chosen < m) {
-      // Every position below the boundary is picked before or drawn now: keep dropped picks
-      // again, nearest first (the dropped list is ascending, so from its end).
-      for (std::size_t i = dropped_.size(); chosen < m && i-- > 0;) {
-        if (dropped_[i] >= boundary) continue;
-        dropped_.erase(dropped_.begin() + static_cast<std::ptrdiff_t>(i));
-        ++chosen;
-      }
-      // Kept picks stay in s.bits and s.picks: nothing else to do for them.
-    }
-    // Ascending drawn positions: a sort when few, a scan of the bitmap when many.
-    if (drawn_.size() * 16 < words) {
-      std::sort(drawn_.begin(), drawn_.end());
-      for (const std::int32_t p : drawn_) now[word_of(p)] = 0;
+    // Branch-free: the outcome is random, so a branch would mispredict often.
+    const bool kept = (s.rng.uniform() < keep) & (chosen < m);
+    dropped_[dropped] = p;
+    dropped += static_cast<std::size_t>(!kept);
+    chosen += static_cast<std::int64_t>(kept);
+  }
+  dropped_.resize(dropped);
+  return chosen;
+}
+
+std::int64_t SyntheticAccess::draw_long_range(Stream& s, std::int64_t context, std::int64_t recent, std::int64_t m,
+                                              std::int64_t chosen) {
+  // Inverse-CDF sampling of the power law over x = d + 1 in [recent + 1, context + 1), rejecting
+  // positions picked at the previous call (s.bits, kept or dropped) or drawn now (now_bits_).
+  const double alpha = params_.distance_exponent;
+  const double a = static_cast<double>(recent + 1);
+  const double b = static_cast<double>(context + 1);
+  const bool log_uniform = std::abs(alpha - 1.0) < 1e-12;
+  const double log2_ratio = std::log2(b / a);
+  const Exp2Fraction& exp2f = exp2_fraction();
+  const double pa = log_uniform ? 0.0 : std::pow(a, 1.0 - alpha);
+  const double pb = log_uniform ? 0.0 : std::pow(b, 1.0 - alpha);
+  const double inv = log_uniform ? 0.0 : 1.0 / (1.0 - alpha);
+  const std::uint64_t* const previous = s.bits.data();
+  std::uint64_t* const now = now_bits_.data();
+  // Enough attempts for any realistic density; past it, fill_crowded fills deterministically.
+  std::int64_t attempts = 16 * (m - chosen) + 1024;
+  drawn_.resize(static_cast<std::size_t>(std::max<std::int64_t>(0, m - chosen)));
+  std::size_t drawn = 0;
+  while (chosen < m && attempts-- > 0) {
+    const double u = s.rng.uniform();
+    double x = 0.0;
+    if (log_uniform) {  // x = a (b/a)^u = a 2^(u log2(b/a))
+      const double y = u * log2_ratio;
+      const auto whole = static_cast<unsigned>(y);  // y < 31: contexts are below 2^31
+      x = a * exp2f(y - static_cast<double>(whole)) * static_cast<double>(std::uint64_t{1} << whole);
     } else {
-      drawn_.clear();
-      for (std::size_t w = 0; w < words; ++w) {
-        for (std::uint64_t bits = now[w]; bits != 0; bits &= bits - 1) {
-          drawn_.push_back(static_cast<std::int32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits))));
-        }
-        now[w] = 0;
-      }
+      x = std::pow(pa + u * (pb - pa), inv);
+    }
+    const std::int64_t d = std::clamp(static_cast<std::int64_t>(x) - 1, recent, context - 1);
+    const std::int64_t p = context - 1 - d;
+    // Branch-free rejection of positions drawn now or picked at the previous call.
+    const std::uint64_t taken = (previous[word_of(p)] | now[word_of(p)]) & bit_of(p);
+    now[word_of(p)] |= taken ^ bit_of(p);
+    drawn_[drawn] = static_cast<std::int32_t>(p);
+    drawn += static_cast<std::size_t>(taken == 0);
+    chosen += static_cast<std::int64_t>(taken == 0);
+  }
+  drawn_.resize(drawn);
+  return chosen;
+}
+
+std::int64_t SyntheticAccess::fill_crowded(const Stream& s, std::int64_t boundary, std::int64_t m, std::int64_t chosen) {
+  const std::uint64_t* const previous = s.bits.data();
+  std::uint64_t* const now = now_bits_.data();
+  for (std::int64_t p = boundary - 1; chosen < m && p >= 0; --p) {
+    if (((previous[word_of(p)] | now[word_of(p)]) & bit_of(p)) == 0) {
+      now[word_of(p)] |= bit_of(p);
+      drawn_.push_back(static_cast<std::int32_t>(p));
+      ++chosen;
     }
   }
+  if (chosen < m) {
+    // Every position below the boundary is picked before or drawn now: keep dropped picks
+    // again, nearest first (the dropped list is ascending, so from its end).
+    for (std::size_t i = dropped_.size(); chosen < m && i-- > 0;) {
+      if (dropped_[i] >= boundary) continue;
+      dropped_.erase(dropped_.begin() + static_cast<std::ptrdiff_t>(i));
+      ++chosen;
+    }
+    // Kept picks stay in s.bits and s.picks: nothing else to do for them.
+  }
+  return chosen;
+}
 
-  // The new picks: the previous ones minus the dropped, merged with the drawn (both ascending).
+void SyntheticAccess::sort_drawn(std::size_t words) {
+  std::uint64_t* const now = now_bits_.data();
+  // A sort when few, a scan of the bitmap when many.
+  if (drawn_.size() * 16 < words) {
+    std::sort(drawn_.begin(), drawn_.end());
+    for (const std::int32_t p : drawn_) now[word_of(p)] = 0;
+  } else {
+    drawn_.clear();
+    for (std::size_t w = 0; w < words; ++w) {
+      for (std::uint64_t bits = now[w]; bits != 0; bits &= bits - 1) {
+        drawn_.push_back(static_cast<std::int32_t>(w * 64 + static_cast<std::size_t>(std::countr_zero(bits))));
+      }
+      now[w] = 0;
+    }
+  }
+}
+
+void SyntheticAccess::merge_picks(Stream& s) {
   for (const std::int32_t p : dropped_) s.bits[word_of(p)] &= ~bit_of(p);
   for (const std::int32_t p : drawn_) s.bits[word_of(p)] |= bit_of(p);
   merged_.clear();
@@ -284,9 +309,6 @@ SyntheticAccess::Stream& SyntheticAccess::advance(int step, int layer, int reque
   }
   while (a < drawn_.size()) merged_.push_back(drawn_[a++]);
   s.picks.swap(merged_);
-  s.window_begin = boundary;
-  s.window_end = context;
-  return s;
 }
 
 void SyntheticAccess::select(int step, int layer, int request, std::int64_t context,

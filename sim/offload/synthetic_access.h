@@ -108,6 +108,20 @@ class SyntheticAccess final : public AccessModel {
   // One call's draws: checks the call, updates the stream (picks, bits, window) and leaves in
   // dropped_ the previous picks not kept and in drawn_ the new picks, both ascending.
   Stream& advance(int step, int layer, int request, std::int64_t context);
+  // The steps of a call with m non-recent picks wanted below `boundary`, each returning how many
+  // are chosen so far. Every position below the boundary is needed (m == boundary): the previous
+  // picks at or past it dropped, the others kept, the rest drawn in order.
+  void take_every_position(const Stream& s, std::int64_t m);
+  // Keep each previous pick with probability retention[layer] (prefill_retention in warm-up).
+  std::int64_t retain(Stream& s, int step, int layer, std::int64_t boundary, std::int64_t m);
+  // Long-range picks drawn from the power law over distance, none picked before or now.
+  std::int64_t draw_long_range(Stream& s, std::int64_t context, std::int64_t recent, std::int64_t m, std::int64_t chosen);
+  // Crowded contexts: the nearest free positions, then the nearest dropped picks again.
+  std::int64_t fill_crowded(const Stream& s, std::int64_t boundary, std::int64_t m, std::int64_t chosen);
+  // drawn_ ascending, and now_bits_ cleared over the context's `words`.
+  void sort_drawn(std::size_t words);
+  // The new picks: the previous ones minus dropped_, merged with drawn_ (both ascending).
+  void merge_picks(Stream& s);
 
   SyntheticAccessParams params_;
   Rng root_;
