@@ -82,7 +82,6 @@ std::string value_text(const Axis& a, const Json& v) {
   return parts.empty() ? v.dump() : join(parts, " ");
 }
 
-
 std::string axis_label(const Axis& a, const Json& v) {
   if (v.is_object() && !a.whole) {
     const std::string text = value_text(a, v);
