@@ -166,7 +166,8 @@ std::string inputs_summary(const MeasurementSet& m) {
 const std::vector<TransferRule>& transfer_rules() {
   static const std::vector<TransferRule> rules = [] {
     std::vector<TransferRule> r;
-    for (const char* kernel : {"gemm", "grouped_gemm", "attention", "sparse_attention", "indexer", "memory_bound"}) {
+    for (const char* kernel :
+         {"gemm", "grouped_gemm", "attention", "sparse_attention", "prefill_attention", "indexer", "memory_bound"}) {
       for (const char* key : {"compute_efficiency", "compute_ramp", "memory_efficiency", "memory_ramp", "kernel_overhead",
                               "transition"}) {
         r.push_back({{"kernels", kernel, key},
@@ -175,6 +176,8 @@ const std::vector<TransferRule>& transfer_rules() {
                      false, std::string_view(key) == "compute_efficiency"});
       }
     }
+    r.push_back({{"kernels", "prefill_attention", "row_keys"},
+                 "the keys of work a causal prefill kernel pays per query row on the same SM architecture", false});
     const std::string links = "the fraction of the links the all-to-all kernels reach and their fixed time (the link "
                               "bandwidths they multiply are this GPU's nvlink.bandwidth and network.bandwidth_per_gpu)";
     r.push_back({{"collectives", "alltoall_nvlink_efficiency"}, links, false});
@@ -416,11 +419,11 @@ std::string format_calibration_report(const Calibration& c) {
   s << "Calibrated profile " << c.hardware.name << "\n\n";
   s << "Relative error (predicted - measured) / measured; fit = the profile on every point, "
        "CV = k-fold held-out predictions;\n\"unseen shapes\" = whole weight shapes held out (the error on shapes never measured).\n";
-  s << std::left << std::setw(16) << "model" << std::right << std::setw(7) << "points" << std::setw(11) << "fit med"
+  s << std::left << std::setw(18) << "model" << std::right << std::setw(7) << "points" << std::setw(11) << "fit med"
     << std::setw(9) << "fit p95" << std::setw(9) << "fit max" << std::setw(10) << "CV med" << std::setw(9) << "CV p95"
     << std::setw(9) << "CV max" << std::setw(9) << "CV bias" << "\n";
   for (const auto& r : c.models) {
-    s << std::left << std::setw(16) << r.model << std::right << std::setw(7) << r.fit.points << std::setw(11)
+    s << std::left << std::setw(18) << r.model << std::right << std::setw(7) << r.fit.points << std::setw(11)
       << pct(r.fit.median_abs) << std::setw(9) << pct(r.fit.p95_abs) << std::setw(9) << pct(r.fit.max_abs);
     if (r.folds >= 2) {
       s << std::setw(10) << pct(r.cross_validated.median_abs) << std::setw(9) << pct(r.cross_validated.p95_abs)
@@ -432,14 +435,14 @@ std::string format_calibration_report(const Calibration& c) {
     s << "\n";
     if (r.group_folds >= 2) {
       const auto& g = r.cross_validated_by_group;
-      s << std::left << std::setw(16) << ("  unseen shapes") << std::right << std::setw(7) << g.points << std::setw(11)
+      s << std::left << std::setw(18) << ("  unseen shapes") << std::right << std::setw(7) << g.points << std::setw(11)
         << "" << std::setw(9) << "" << std::setw(9) << "" << std::setw(10) << pct(g.median_abs) << std::setw(9)
         << pct(g.p95_abs) << std::setw(9) << pct(g.max_abs) << std::setw(9) << ((g.bias >= 0 ? "+" : "") + pct(g.bias))
         << "\n";
     }
   }
   s << "\nFitted parameters:\n";
-  for (const auto& r : c.models) s << "  " << std::left << std::setw(16) << r.model << r.parameters << "\n";
+  for (const auto& r : c.models) s << "  " << std::left << std::setw(18) << r.model << r.parameters << "\n";
   if (!c.not_fitted.empty()) {
     s << "\nNo measurements, " << (c.transferred.empty() ? "base" : "base or transferred") << " values kept: ";
     for (std::size_t i = 0; i < c.not_fitted.size(); ++i) s << (i ? ", " : "") << c.not_fitted[i];

@@ -1,4 +1,4 @@
-// The attention models: published dense MLA peak rates, dense MLA kernel times and sparse MLA.
+// The attention models: published dense MLA peak rates, dense MLA kernel times, sparse MLA and causal prefill.
 #include "calibration/fitted_model.h"
 
 #include <algorithm>
@@ -82,6 +82,29 @@ std::optional<ModelSpec> make_sparse_attention(const MeasurementSet& m, const Ha
   s.predict = [&m](const Hardware& h, std::size_t i) {
     const auto& p = m.sparse_attention[i];
     return sparse_mla_attention(p.shape, p.selected, h).time.value();
+  };
+  return s;
+}
+
+std::optional<ModelSpec> make_prefill_attention(const MeasurementSet& m, const Hardware& /*base*/) {
+  if (m.prefill_attention.empty()) return std::nullopt;
+  ModelSpec s;
+  s.description = "causal and full prefill attention (FlashAttention-3 forward, BF16), compute-bound: the executed "
+                  "FLOP are the key pairs plus row_keys keys per query row";
+  s.measured = seconds_of(m.prefill_attention);
+  const auto pa = &KernelParams::prefill_attention;
+  s.fields.push_back(roofline_field("prefill_attention", pa, "compute_efficiency", &RooflineParams::compute_efficiency));
+  if (m.prefill_attention.size() >= 2) {
+    s.fields.push_back(field({"kernels", "prefill_attention", "row_keys"},
+                             [](auto& h) -> auto& { return h.kernels.prefill_attention_row_keys; }));
+  }
+  s.fit = [&m](Hardware& h, std::span<const std::size_t> use) {
+    double row_keys = h.kernels.prefill_attention_row_keys;
+    h.kernels.prefill_attention = fit_prefill_attention(m.prefill_attention, use, h, row_keys);
+    h.kernels.prefill_attention_row_keys = row_keys;
+  };
+  s.predict = [&m](const Hardware& h, std::size_t i) {
+    return prefill_attention(m.prefill_attention[i].shape, h).time.value();
   };
   return s;
 }

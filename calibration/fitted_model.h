@@ -141,6 +141,7 @@ std::optional<ModelSpec> make_grouped_gemm(const MeasurementSet& m, const Hardwa
 std::optional<ModelSpec> make_attention_rates(const MeasurementSet& m, const Hardware& base);  // fit_attention.cpp
 std::optional<ModelSpec> make_dense_attention(const MeasurementSet& m, const Hardware& base);  // fit_attention.cpp
 std::optional<ModelSpec> make_sparse_attention(const MeasurementSet& m, const Hardware& base); // fit_attention.cpp
+std::optional<ModelSpec> make_prefill_attention(const MeasurementSet& m, const Hardware& base); // fit_attention.cpp
 std::optional<ModelSpec> make_memory_bound(const MeasurementSet& m, const Hardware& base);     // fit_memory_bound.cpp
 std::optional<ModelSpec> make_allreduce(const MeasurementSet& m, const Hardware& base);        // fit_collectives.cpp
 std::optional<ModelSpec> make_nvlink_p2p(const MeasurementSet& m, const Hardware& base);       // fit_collectives.cpp

@@ -17,6 +17,7 @@ constexpr auto kFittedModels = std::to_array<FittedModel>({
     FittedModel{"attention", make_attention_rates},
     FittedModel{"dense-attention", make_dense_attention},
     FittedModel{"sparse-attention", make_sparse_attention},
+    FittedModel{"prefill-attention", make_prefill_attention},
     FittedModel{"memory-bound", make_memory_bound},
     FittedModel{"allreduce", make_allreduce},
     FittedModel{"nvlink-p2p", make_nvlink_p2p},

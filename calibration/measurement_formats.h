@@ -47,6 +47,7 @@ extern const CsvFormat kLigerNormFormat;          // format_liger.cpp
 extern const CsvFormat kDeepGemmFormat;           // format_deepgemm.cpp
 extern const CsvFormat kFlashMlaFormat;           // format_flashmla.cpp
 extern const CsvFormat kFlashMlaDenseFormat;      // format_flashmla.cpp
+extern const CsvFormat kFlashAttentionFormat;     // format_flashattention.cpp
 extern const CsvFormat kDeepEpLowLatencyFormat;   // format_deepep.cpp
 extern const CsvFormat kDeepEpNormalFormat;       // format_deepep.cpp
 extern const CsvFormat kPcieSweepFormat;          // format_pcie_sweep.cpp

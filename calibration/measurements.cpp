@@ -103,6 +103,13 @@ std::size_t merge_all(MeasurementSet& s) {
                   p.context, p.shape.entry_bytes.value()};
       },
       [](DenseMlaPoint& p) -> double& { return p.seconds; });
+  using KP = std::tuple<std::int64_t, double, std::int64_t, std::int64_t, std::int64_t, std::int64_t>;
+  merged += merge_duplicates<PrefillAttentionPoint, KP>(
+      s.prefill_attention,
+      [](const PrefillAttentionPoint& p) {
+        return KP{p.shape.queries, p.shape.key_pairs, p.shape.keys, p.shape.heads, p.shape.qk_dim, p.shape.v_dim};
+      },
+      [](PrefillAttentionPoint& p) -> double& { return p.seconds; });
   using KA = std::tuple<int, int, double>;
   merged += merge_duplicates<ExpertAlltoallPoint, KA>(
       s.expert_alltoall, [](const ExpertAlltoallPoint& p) { return KA{p.expert_parallel, p.gpus_per_node, p.bytes}; },
@@ -125,6 +132,7 @@ constexpr auto kCsvFormats = std::to_array<const CsvFormat*>({
     &kDeepGemmFormat,
     &kFlashMlaFormat,
     &kFlashMlaDenseFormat,
+    &kFlashAttentionFormat,
     &kDeepEpLowLatencyFormat,
     &kDeepEpNormalFormat,
     &kPcieSweepFormat,
@@ -206,6 +214,7 @@ void read_one(std::string_view text, const std::string& path, const ReadOptions&
   append(set.sparse_attention, part.sparse_attention);
   append(set.attention_rates, part.attention_rates);
   append(set.dense_attention, part.dense_attention);
+  append(set.prefill_attention, part.prefill_attention);
   append(set.expert_alltoall, part.expert_alltoall);
   append(set.alltoall_normal, part.alltoall_normal);
   set.inputs.push_back(std::move(in));

@@ -77,6 +77,7 @@ struct MeasurementSet {
   std::vector<SparseMlaPoint> sparse_attention;     // FlashMLA sparse decode
   std::vector<KernelRatePoint> attention_rates;     // FlashMLA dense peak rates, oldest first
   std::vector<DenseMlaPoint> dense_attention;       // FlashMLA dense decode kernel times (H100, H20)
+  std::vector<PrefillAttentionPoint> prefill_attention;  // FlashAttention-3 forward (causal prefill)
   std::vector<ExpertAlltoallPoint> expert_alltoall; // DeepEP low-latency dispatch and combine
   // DeepEP normal kernels' bottleneck bandwidth (B/s), within a node or across nodes: reported
   // beside the low-latency fit, not fitted.

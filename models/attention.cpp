@@ -1,6 +1,7 @@
 #include "models/attention.h"
 
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -156,13 +157,18 @@ KernelCost prefill_attention(const PrefillAttentionShape& s, const Hardware& hw)
     throw InputError("prefill_attention: heads (" + std::to_string(s.heads) + ") must be a multiple of kv_heads (" +
                      std::to_string(s.kv_heads) + ")");
   }
-  validate_roofline_params(hw.kernels.attention, "hardware.kernels.attention");
+  validate_roofline_params(hw.kernels.prefill_attention, "hardware.kernels.prefill_attention");
+  const double row_keys = hw.kernels.prefill_attention_row_keys;
+  if (!(row_keys >= 0.0) || !std::isfinite(row_keys)) {
+    throw InputError("hardware.kernels.prefill_attention.row_keys must be >= 0 (got " + std::to_string(row_keys) + ")");
+  }
   const double width = d(s.qk_dim) + d(s.v_dim);
   const double b = bytes_per_element(s.compute_dtype);
-  const Flops flops(2.0 * d(s.heads) * s.key_pairs * width);
+  const Flops flops(2.0 * d(s.heads) * (s.key_pairs + d(s.queries) * row_keys) * width);
   const Bytes bytes(d(s.queries) * d(s.heads) * width * b + d(s.keys) * d(s.kv_heads) * width * b);
   const FlopsPerSecond peak = hw.gpu.peak_compute.at(s.compute_dtype, hw.gpu.kind);
-  return with_params(roofline(flops, peak, bytes, hw.gpu.hbm_bandwidth, hw.kernels.attention), ParamSet::attention);
+  return with_params(roofline(flops, peak, bytes, hw.gpu.hbm_bandwidth, hw.kernels.prefill_attention),
+                     ParamSet::prefill_attention);
 }
 
 }  // namespace ess

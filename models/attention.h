@@ -140,11 +140,13 @@ struct PrefillAttentionShape {
   DType compute_dtype = DType::bf16;  // q, K, V and the output; the tensor-core math
 };
 
-//   flops = 2 heads key_pairs (qk_dim + v_dim)                       (QK^T and PV, causal)
-//   bytes = queries heads (qk_dim + v_dim) B                         q in, output out
-//         + keys kv_heads (qk_dim + v_dim) B                         K and V read once
-//   time  = roofline(flops, peak[compute_dtype], bytes, hbm_bandwidth, hardware.kernels.attention)
-// The diagonal tiles a causal kernel computes in full (half a tile per query) are not counted.
+//   flops = 2 heads (key_pairs + queries row_keys) (qk_dim + v_dim)   (QK^T and PV as executed)
+//   bytes = queries heads (qk_dim + v_dim) B                          q in, output out
+//         + keys kv_heads (qk_dim + v_dim) B                          K and V read once
+//   time  = roofline(flops, peak[compute_dtype], bytes, hbm_bandwidth, hardware.kernels.prefill_attention)
+// row_keys = hardware.kernels.prefill_attention.row_keys: the keys of work each query row pays beyond
+// its causal ones (the diagonal tile computed in full, each query tile's pipeline fill and epilogue),
+// fitted with the efficiency to FlashAttention-3's published forward rates.
 [[nodiscard]] KernelCost prefill_attention(const PrefillAttentionShape& shape, const Hardware& hw);
 
 }  // namespace ess

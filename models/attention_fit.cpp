@@ -48,6 +48,40 @@ RooflineParams fit_sparse_attention(std::span<const SparseMlaPoint> points, std:
   return p;
 }
 
+RooflineParams fit_prefill_attention(std::span<const PrefillAttentionPoint> points, std::span<const std::size_t> use,
+                                     const Hardware& hw, double& row_keys) {
+  const std::vector<std::size_t> idx = selected_points(use, points.size(), "fit_prefill_attention");
+  if (idx.empty()) throw FitError("prefill attention: no points");
+  RooflineParams p = hw.kernels.prefill_attention;
+  const auto n = static_cast<Eigen::Index>(idx.size());
+  const bool with_row_keys = n >= 2;
+  Eigen::MatrixXd a(n, with_row_keys ? 2 : 1);
+  Eigen::VectorXd y(n);
+  for (Eigen::Index r = 0; r < n; ++r) {
+    const PrefillAttentionPoint& pt = points[idx[static_cast<std::size_t>(r)]];
+    if (!(pt.seconds > 0.0)) throw InputError("fit_prefill_attention: a measured time must be > 0");
+    (void)prefill_attention(pt.shape, hw);  // validates the shape and the base parameters
+    const double peak = hw.gpu.peak_compute.at(pt.shape.compute_dtype, hw.gpu.kind).value();
+    const double per_key = 2.0 * static_cast<double>(pt.shape.heads) *
+                           static_cast<double>(pt.shape.qk_dim + pt.shape.v_dim) / peak;
+    const double causal = per_key * pt.shape.key_pairs;
+    const double rows = per_key * static_cast<double>(pt.shape.queries);
+    y[r] = pt.seconds - p.kernel_overhead.value();
+    if (!(y[r] > 0.0)) throw FitError("prefill attention: a point is shorter than the base kernel_overhead");
+    a(r, 0) = with_row_keys ? causal : causal + rows * hw.kernels.prefill_attention_row_keys;
+    if (with_row_keys) a(r, 1) = rows;
+  }
+  const Eigen::VectorXd x = relative_nonnegative_least_squares(a, y);
+  const double inverse_efficiency = x[0];
+  if (!(inverse_efficiency >= 1.0) || !std::isfinite(inverse_efficiency)) {
+    throw FitError("prefill attention: the points imply " + check::number(100.0 / inverse_efficiency) +
+                   "% of the peak (outside (0, 100%])");
+  }
+  p.compute_efficiency = 1.0 / inverse_efficiency;
+  row_keys = with_row_keys ? x[1] / inverse_efficiency : hw.kernels.prefill_attention_row_keys;
+  return p;
+}
+
 RooflineParams fit_dense_attention(std::span<const DenseMlaPoint> points, std::span<const std::size_t> use,
                                    const Hardware& hw) {
   const std::vector<std::size_t> idx = selected_points(use, points.size(), "fit_dense_attention");

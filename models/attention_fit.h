@@ -47,6 +47,23 @@ struct DenseMlaPoint {
 [[nodiscard]] RooflineParams fit_dense_attention(std::span<const DenseMlaPoint> points,
                                                  std::span<const std::size_t> use, const Hardware& hw);
 
+// A causal (or full) prefill attention kernel time of a whole shape: FlashAttention-3's published
+// forward rates on H100 SXM5 (calibration/data/public/flashattention/fa3_h100_forward.csv).
+struct PrefillAttentionPoint {
+  PrefillAttentionShape shape;
+  double seconds = 0.0;  // measured, > 0
+};
+
+// kernels.prefill_attention and its row_keys from prefill attention kernel times, compute-bound at
+// the published sizes: time - kernel_overhead = C / compute_efficiency + R row_keys /
+// compute_efficiency, C = 2 heads key_pairs (qk + v) / peak and R = 2 heads queries (qk + v) / peak;
+// relative NNLS on [C, R] (base's overhead kept). Two points or more fit both; one point fits the
+// efficiency with base's row_keys. Returns the parameters and writes row_keys; throws FitError when
+// the efficiency comes out above 1 or no point is given.
+[[nodiscard]] RooflineParams fit_prefill_attention(std::span<const PrefillAttentionPoint> points,
+                                                   std::span<const std::size_t> use, const Hardware& hw,
+                                                   double& row_keys);
+
 // A published peak rate of a kernel: FLOP/s (compute) or B/s (memory).
 struct KernelRatePoint {
   bool compute = false;

@@ -15,6 +15,7 @@ constexpr std::array<std::pair<ParamSet, std::string_view>, kParamSetCount> kNam
     {ParamSet::grouped_gemm, "kernels.grouped_gemm"},
     {ParamSet::attention, "kernels.attention"},
     {ParamSet::sparse_attention, "kernels.sparse_attention"},
+    {ParamSet::prefill_attention, "kernels.prefill_attention"},
     {ParamSet::indexer, "kernels.indexer"},
     {ParamSet::memory_bound, "kernels.memory_bound"},
     {ParamSet::alltoall, "collectives.alltoall"},

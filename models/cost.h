@@ -29,6 +29,7 @@ enum class ParamSet {
   grouped_gemm,    // hardware.kernels.grouped_gemm
   attention,       // hardware.kernels.attention
   sparse_attention,
+  prefill_attention,  // hardware.kernels.prefill_attention
   indexer,
   memory_bound,
   alltoall,        // hardware.collectives.alltoall_*
@@ -37,7 +38,7 @@ enum class ParamSet {
   pcie_gather,     // hardware.pcie.gather_*
   nvlink,          // hardware.nvlink.*
 };
-inline constexpr std::size_t kParamSetCount = 13;
+inline constexpr std::size_t kParamSetCount = 14;
 
 // "kernels.gemm", "collectives.alltoall", ... ("none" for none).
 [[nodiscard]] std::string_view to_string(ParamSet p);

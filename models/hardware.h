@@ -130,6 +130,12 @@ struct KernelParams {
   // Sparse MLA (DeepSeek-V3.2 top-k attention, FlashMLA sparse FP8-KV decode: 410-460 TFLOP/s
   // on H800 against 660 for the dense BF16 kernel).
   RooflineParams sparse_attention;
+  // Causal prefill attention (FlashAttention-3 on Hopper): the roofline of the FLOP it executes,
+  // which are the causal key pairs plus `prefill_attention_row_keys` keys per query row (the
+  // diagonal tile computed in full and each query tile's pipeline fill; fitted to FlashAttention-3's
+  // published forward rates, calibration/README.md).
+  RooflineParams prefill_attention;
+  double prefill_attention_row_keys = 0.0;  // >= 0: JSON kernels.prefill_attention.row_keys
   RooflineParams indexer;       // lightning-indexer scoring
   RooflineParams memory_bound;  // norms, elementwise, top-k: bytes only
   double topk_passes = 1.0;     // passes of the top-k selection over the logits (>= 1)

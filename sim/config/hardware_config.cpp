@@ -20,7 +20,8 @@ int read_int(ObjectReader& r, std::string_view key, Range range) {
   return static_cast<int>(r.integer(key, range));
 }
 
-RooflineParams read_roofline(ObjectReader& r) {
+// The roofline keys of a kernel-class object; the caller finishes the object (a class may add keys).
+RooflineParams read_roofline_keys(ObjectReader& r) {
   RooflineParams p;
   p.compute_efficiency = r.number("compute_efficiency", efficiency());
   p.compute_ramp = r.flops("compute_ramp", flop_ramp());
@@ -32,6 +33,11 @@ RooflineParams read_roofline(ObjectReader& r) {
   if (p.transition > 0.0 && p.transition < 1.0) {
     r.fail("transition", "must be 0 (the max of the two roofs) or in [1, 64], got " + std::to_string(p.transition));
   }
+  return p;
+}
+
+RooflineParams read_roofline(ObjectReader& r) {
+  RooflineParams p = read_roofline_keys(r);
   r.finish();
   return p;
 }
@@ -209,6 +215,12 @@ Hardware read_hardware(ObjectReader& r) {
     {
       auto x = k.object("sparse_attention");
       h.kernels.sparse_attention = read_roofline(x);
+    }
+    {
+      auto x = k.object("prefill_attention");
+      h.kernels.prefill_attention = read_roofline_keys(x);
+      h.kernels.prefill_attention_row_keys = x.number("row_keys", Range::closed(0.0, 1e6));
+      x.finish();
     }
     {
       auto x = k.object("indexer");

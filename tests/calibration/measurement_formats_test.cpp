@@ -59,6 +59,7 @@ TEST_CASE("measurement formats: each bundled table is recognised by exactly its 
       {"deepseek/deepep_h800_low_latency.csv", "deepep-ll", ""},
       {"deepseek/deepep_h800_normal.csv", "deepep-normal", ""},
       {"deepseek/pcie_h100_block_sweep.csv", "pcie-sweep", ""},
+      {"flashattention/fa3_h100_forward.csv", "flashattention", ""},
   };
   std::set<std::string> covered;
   for (const auto& [file, format, gpu] : tables) {

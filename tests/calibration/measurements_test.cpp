@@ -965,3 +965,34 @@ TEST_CASE("the shipped DeepSeek tables are read with the points their headers de
   CHECK(read({d + "flashmla_h100_h20_dense.csv"}, "H100").dense_attention.size() == 5);
   CHECK(read({d + "flashmla_h100_h20_dense.csv"}, "H20").dense_attention.size() == 18);
 }
+
+TEST_CASE("FlashAttention forward CSV: causal and full kernel times from the paper's TFLOPS convention",
+          "[measurements][prefill]") {
+  const ess::test::ScratchDir dir("flashattention");
+  const std::string header = "gpu,head_dim,causal,batch,heads,seqlen,tflops\n";
+  const auto m = read({write(dir, "fa.csv",
+                             "# comment\n" + header +
+                                 "H100 80GB SXM5,128,True,32,16,512,292\n"
+                                 "H100 80GB SXM5,128,False,1,16,16384,648\n")});
+  CHECK(m.inputs[0].format == "flashattention");
+  REQUIRE(m.prefill_attention.size() == 2);
+  const auto& c = m.prefill_attention[0];
+  CHECK(c.shape.queries == 32 * 512);
+  CHECK(c.shape.key_pairs == same(32.0 * 512 * 513 / 2));
+  CHECK(c.shape.heads == 16);
+  CHECK(c.shape.kv_heads == 16);
+  CHECK(c.shape.qk_dim == 128);
+  CHECK(c.shape.v_dim == 128);
+  // Causal: the paper counts half of 4 batch seqlen^2 heads head_dim.
+  CHECK(c.seconds == same(4.0 * 32 * 512 * 512 * 16 * 128 / 2 / 292e12));
+  const auto& f = m.prefill_attention[1];
+  CHECK(f.shape.key_pairs == same(16384.0 * 16384));
+  CHECK(f.seconds == same(4.0 * 16384 * 16384 * 16 * 128 / 648e12));
+  // The shipped table: 18 rows, one GPU.
+  const auto shipped = read({std::string(ESS_SOURCE_DIR) + "/calibration/data/public/flashattention/fa3_h100_forward.csv"});
+  CHECK(shipped.prefill_attention.size() == 18);
+  CHECK_THAT(shipped.inputs[0].gpu, Contains("H100"));
+  CHECK_THROWS_WITH(read({write(dir, "bad.csv", header + "H100,128,maybe,32,16,512,292\n")}), Contains("causal"));
+  CHECK_THROWS_WITH(read({write(dir, "neg.csv", header + "H100,128,True,32,16,512,-292\n")}),
+                    Contains("expected a number > 0"));
+}

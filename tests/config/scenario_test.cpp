@@ -656,6 +656,8 @@ TEST_CASE("every range check of hardware, model and workload fields can fail", "
       {"hardware.kernels.memory_bound.memory_ramp=-1B", "must be in [0B, 1TB]"},
       {"hardware.kernels.gemm.kernel_overhead=-1us", "must be in [0s, 10ms]"},
       {"hardware.kernels.topk_passes=0.5", "must be in [1, "},
+      {"hardware.kernels.prefill_attention.row_keys=-1", "must be in [0, "},
+      {"hardware.kernels.prefill_attention.compute_efficiency=0", "must be in [0.001, 1]"},
       {"hardware.collectives.allreduce_bus_bandwidth=0GB/s", "must be in [1MB/s, 1000000TB/s]"},
       {"hardware.collectives.allreduce_latency=-1us", "must be in [0s, 10ms]"},
       {"hardware.collectives.alltoall_nvlink_efficiency=0", "must be in [0.001, 1]"},

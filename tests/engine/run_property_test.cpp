@@ -49,10 +49,11 @@ nlohmann::json random_scenario(ess::Rng& rng) {
   hw["nvlink"] = {{"bandwidth", bw()}, {"latency", lat()}};
   hw["network"] = {{"bandwidth_per_gpu", bw()}, {"latency", lat()}};
   hw["cpu"] = {{"sockets", 1}, {"gpus_per_socket", gpus}};
-  for (const char* k : {"gemm", "grouped_gemm", "attention", "sparse_attention", "indexer", "memory_bound"}) {
+  for (const char* k : {"gemm", "grouped_gemm", "attention", "sparse_attention", "prefill_attention", "indexer", "memory_bound"}) {
     hw["kernels"][k] = {{"compute_efficiency", eff()}, {"memory_efficiency", eff()}, {"kernel_overhead", lat()},
                         {"compute_ramp", log_uniform(rng, 0.0, 1e15)}, {"memory_ramp", with_unit(log_uniform(rng, 0.0, 1e12), "B")}};
   }
+  hw["kernels"]["prefill_attention"]["row_keys"] = rng.uniform() * 1000.0;
   hw["collectives"] = {{"allreduce_bus_bandwidth", bw()}, {"allreduce_latency", lat()},
                        {"alltoall_nvlink_efficiency", eff()}, {"alltoall_network_efficiency", eff()}, {"alltoall_latency", lat()}};
   nlohmann::json model = {{"preset", deepseek ? "deepseek-v3.2-exp" : "llama-2-7b"}, {"layers", 1 + rng.below(3)}};

@@ -20,6 +20,10 @@ inline nlohmann::json overhead_only_hardware(int gpus) {
     return nlohmann::json{{"compute_efficiency", 1.0}, {"compute_ramp", 0}, {"memory_efficiency", 1.0},
                           {"memory_ramp", "0B"}, {"kernel_overhead", overhead}};
   };
+  const auto with_row_keys = [](nlohmann::json r) {
+    r["row_keys"] = 0;
+    return r;
+  };
   return {
       {"name", "overhead-only"},
       {"gpu",
@@ -32,7 +36,7 @@ inline nlohmann::json overhead_only_hardware(int gpus) {
       {"nvlink", {{"bandwidth", "100GB/s"}, {"latency", "1us"}}},
       {"network", {{"bandwidth_per_gpu", "10GB/s"}, {"latency", "5us"}}},
       {"cpu", {{"sockets", 1}, {"gpus_per_socket", gpus}, {"dram_capacity_per_socket", "1TB"}, {"dram_bandwidth_per_socket", "100GB/s"}}},
-      {"kernels", {{"gemm", roof("10us")}, {"grouped_gemm", roof("10us")}, {"attention", roof("10us")}, {"sparse_attention", roof("10us")}, {"indexer", roof("10us")}, {"memory_bound", roof("10us")}, {"topk_passes", 1}}},
+      {"kernels", {{"gemm", roof("10us")}, {"grouped_gemm", roof("10us")}, {"attention", roof("10us")}, {"sparse_attention", roof("10us")}, {"prefill_attention", with_row_keys(roof("10us"))}, {"indexer", roof("10us")}, {"memory_bound", roof("10us")}, {"topk_passes", 1}}},
       {"collectives",
        {{"allreduce_bus_bandwidth", "1GB/s"}, {"allreduce_latency", "20us"}, {"alltoall_nvlink_efficiency", 0.01}, {"alltoall_network_efficiency", 1.0}, {"alltoall_latency", "10us"}}},
   };

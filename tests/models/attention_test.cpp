@@ -440,3 +440,30 @@ TEST_CASE("attention: time never decreases with requests", "[attention][property
     previous_dense = t_dense;
   }
 }
+
+TEST_CASE("prefill attention: each query row pays row_keys keys beyond its causal ones, on its own kernel class",
+          "[attention][prefill]") {
+  ess::Hardware hw = ess::test::test_hardware();
+  hw.kernels.prefill_attention = {.compute_efficiency = 0.5,
+                                  .compute_ramp = ess::Flops(0.0),
+                                  .memory_efficiency = 0.8,
+                                  .memory_ramp = Bytes(0.0),
+                                  .kernel_overhead = ess::Seconds(2e-6)};
+  // One 1,024-token prompt, 16 heads of 128 (q, k, v): 524,800 causal key pairs.
+  ess::PrefillAttentionShape s{1024, 1024.0 * 1025.0 / 2.0, 1024, 16, 16, 128, 128, DType::bf16};
+  hw.kernels.prefill_attention_row_keys = 0.0;
+  const KernelCost plain = ess::prefill_attention(s, hw);
+  CHECK(plain.flops.value() == near(2.0 * 16 * (1024.0 * 1025.0 / 2.0) * 256));
+  CHECK(plain.params == ess::ParamSet::prefill_attention);
+  hw.kernels.prefill_attention_row_keys = 300.0;
+  const KernelCost padded = ess::prefill_attention(s, hw);
+  CHECK(padded.flops.value() == near(2.0 * 16 * (1024.0 * 1025.0 / 2.0 + 1024.0 * 300.0) * 256));
+  CHECK(padded.bound == Bound::compute);
+  const double peak = hw.gpu.peak_compute.at(DType::bf16, hw.gpu.kind).value();
+  CHECK(padded.time.value() == near(padded.flops.value() / (peak * 0.5) + 2e-6));
+  // The decode attention class does not price it.
+  hw.kernels.attention.compute_efficiency = 0.01;
+  CHECK(ess::prefill_attention(s, hw).time.value() == near(padded.time.value()));
+  hw.kernels.prefill_attention_row_keys = -1.0;
+  CHECK_THROWS_WITH(ess::prefill_attention(s, hw), Catch::Contains("prefill_attention.row_keys must be >= 0"));
+}

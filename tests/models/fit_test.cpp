@@ -1085,3 +1085,36 @@ TEST_CASE("grouped GEMM fit needs 6 points and fits through the padded grouped m
   const std::vector<std::size_t> five = {0, 1, 2, 3, 4};
   CHECK_THROWS_WITH(ess::fit_grouped_gemm(points, five, hw), Contains("need at least 6 grouped GEMM points, got 5"));
 }
+
+TEST_CASE("prefill attention fit: recovers the efficiency and the keys per row that made the points", "[fit][attention]") {
+  ess::Hardware hw = ess::test::test_hardware();
+  hw.kernels.prefill_attention = hw.kernels.attention;
+  ess::Hardware truth = hw;
+  truth.kernels.prefill_attention.compute_efficiency = 0.65;
+  truth.kernels.prefill_attention_row_keys = 280.0;
+  std::vector<ess::PrefillAttentionPoint> points;
+  for (const std::int64_t seqlen : {512, 1024, 4096, 16384}) {
+    const std::int64_t batch = 16384 / seqlen;
+    const double s = static_cast<double>(seqlen);
+    const ess::PrefillAttentionShape shape{batch * seqlen, static_cast<double>(batch) * s * (s + 1.0) / 2.0,
+                                           batch * seqlen, 16, 16, 128, 128, ess::DType::bf16};
+    points.push_back({shape, ess::prefill_attention(shape, truth).time.value()});
+  }
+  double row_keys = -1.0;
+  const ess::RooflineParams p = ess::fit_prefill_attention(points, {}, hw, row_keys);
+  CHECK(p.compute_efficiency == Approx(0.65).epsilon(1e-9));
+  CHECK(row_keys == Approx(280.0).epsilon(1e-9));
+  CHECK(p.kernel_overhead.value() == hw.kernels.prefill_attention.kernel_overhead.value());
+  // One point: the efficiency alone, with the base's keys per row.
+  hw.kernels.prefill_attention_row_keys = 280.0;
+  const std::vector<std::size_t> one = {2};
+  row_keys = -1.0;
+  const ess::RooflineParams q = ess::fit_prefill_attention(points, one, hw, row_keys);
+  CHECK(q.compute_efficiency == Approx(0.65).epsilon(1e-9));
+  CHECK(row_keys == 280.0);
+  // Faster than the peak: an error, not an efficiency above 1.
+  std::vector<ess::PrefillAttentionPoint> too_fast = points;
+  for (auto& pt : too_fast) pt.seconds *= 0.2;
+  CHECK_THROWS_AS(ess::fit_prefill_attention(too_fast, {}, hw, row_keys), FitError);
+  CHECK_THROWS_AS(ess::fit_prefill_attention({}, {}, hw, row_keys), FitError);
+}
