@@ -53,6 +53,8 @@ RooflineParams fit_prefill_attention(std::span<const PrefillAttentionPoint> poin
   const std::vector<std::size_t> idx = selected_points(use, points.size(), "fit_prefill_attention");
   if (idx.empty()) throw FitError("prefill attention: no points");
   RooflineParams p = hw.kernels.prefill_attention;
+  Hardware causal_only = hw;
+  causal_only.kernels.prefill_attention_row_keys = 0.0;
   const auto n = static_cast<Eigen::Index>(idx.size());
   const bool with_row_keys = n >= 2;
   Eigen::MatrixXd a(n, with_row_keys ? 2 : 1);
@@ -60,12 +62,13 @@ RooflineParams fit_prefill_attention(std::span<const PrefillAttentionPoint> poin
   for (Eigen::Index r = 0; r < n; ++r) {
     const PrefillAttentionPoint& pt = points[idx[static_cast<std::size_t>(r)]];
     if (!(pt.seconds > 0.0)) throw InputError("fit_prefill_attention: a measured time must be > 0");
-    (void)prefill_attention(pt.shape, hw);  // validates the shape and the base parameters
+    // FLOP as the model counts them (it validates the shape): the causal key pairs alone, and one key
+    // per query row (a shape whose key pairs are its queries).
     const double peak = hw.gpu.peak_compute.at(pt.shape.compute_dtype, hw.gpu.kind).value();
-    const double per_key = 2.0 * static_cast<double>(pt.shape.heads) *
-                           static_cast<double>(pt.shape.qk_dim + pt.shape.v_dim) / peak;
-    const double causal = per_key * pt.shape.key_pairs;
-    const double rows = per_key * static_cast<double>(pt.shape.queries);
+    PrefillAttentionShape one_key = pt.shape;
+    one_key.key_pairs = static_cast<double>(pt.shape.queries);
+    const double causal = prefill_attention(pt.shape, causal_only).flops.value() / peak;
+    const double rows = prefill_attention(one_key, causal_only).flops.value() / peak;
     y[r] = pt.seconds - p.kernel_overhead.value();
     if (!(y[r] > 0.0)) throw FitError("prefill attention: a point is shorter than the base kernel_overhead");
     a(r, 0) = with_row_keys ? causal : causal + rows * hw.kernels.prefill_attention_row_keys;
