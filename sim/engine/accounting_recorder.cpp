@@ -27,7 +27,8 @@ LayerTimes& AccountingRecorder::layer(int layer) {
 
 void AccountingRecorder::step_begins(int step, int gpu, double time) { times(step, gpu).start = time; }
 
-void AccountingRecorder::compute(int step, int gpu, const Segment& seg, double /*start*/, double elapsed) {
+void AccountingRecorder::compute(int step, int gpu, const Segment& seg, double /*start*/, double elapsed,
+                                 SmSharers sharers) {
   auto& t = times(step, gpu);
   auto& l = layer(seg.layer);
   for (const Op& op : seg.ops) {
@@ -37,13 +38,23 @@ void AccountingRecorder::compute(int step, int gpu, const Segment& seg, double /
     l.flops += op.flops;
     l.bytes += op.bytes;
   }
-  // Kernels run slower while a gather kernel (a write-back) holds part of the SMs.
+  // Kernels run slower while other kernels hold part of the SMs: gathers (a fetch, a write-back)
+  // or collectives (the prefill all-to-all). The slow-down is theirs; with both in flight it is
+  // split evenly (no bundled layout has both: prefill runs no offload transfers).
   const double lost = std::max(0.0, elapsed - seg.duration.value());
-  t.busy[cat(OpCategory::transfer)] += lost;
-  t.by_params[set(ParamSet::pcie_gather)] += lost;
-  t.lost_to_gather += lost;
-  l.busy[cat(OpCategory::transfer)] += lost;
-  l.lost_to_gather += lost;
+  if (lost <= 0.0) return;
+  const double to_collectives = sharers.collectives ? (sharers.transfers ? 0.5 * lost : lost) : 0.0;
+  const double to_gathers = lost - to_collectives;
+  t.busy[cat(OpCategory::transfer)] += to_gathers;
+  t.by_params[set(ParamSet::pcie_gather)] += to_gathers;
+  t.lost_to_gather += to_gathers;
+  l.busy[cat(OpCategory::transfer)] += to_gathers;
+  l.lost_to_gather += to_gathers;
+  t.busy[cat(OpCategory::collective)] += to_collectives;
+  t.by_params[set(ParamSet::alltoall)] += to_collectives;
+  t.lost_to_collectives += to_collectives;
+  l.busy[cat(OpCategory::collective)] += to_collectives;
+  l.lost_to_collectives += to_collectives;
 }
 
 void AccountingRecorder::stage(int step, int gpu, const Segment& seg, const StageRun& run) {

@@ -100,11 +100,15 @@ struct RunState {
   };
   std::vector<std::array<CommEngine, 2>> comm_engines;
 
-  // Per GPU: compute time run ahead of SimGrid's clock (see run_compute), and the transfers in
-  // flight on its transfer engines (while any is, a gather may hold SMs and compute runs in SimGrid).
+  // Per GPU: compute time run ahead of SimGrid's clock (see run_compute), and what is in flight
+  // that may hold SMs (while anything is, compute runs in SimGrid): transfers on its transfer
+  // engines (a gather holds SMs) and collectives holding SMs (`in_flight` counts both,
+  // `sm_collectives` the second).
   struct GpuClock {
     double pending = 0.0;
     int in_flight = 0;
+    int sm_collectives = 0;
+    SmSharers sharers() const { return {in_flight > sm_collectives, sm_collectives > 0}; }
   };
   std::vector<GpuClock> clocks;
   // All-to-all port flows alone on their links (one collective at a time per GPU): timed
@@ -157,6 +161,9 @@ void run_compute(RunState& st, int step, int gpu, const Segment& seg) {
   const bool ahead = st.ahead && clock.in_flight == 0;
   if (!ahead) flush(st, gpu);
   const double start = st.now() + clock.pending;
+  // Only this actor submits transfers and collectives, between segments: what shares the SMs
+  // during the segment is in flight at its start.
+  const SmSharers sharers = clock.sharers();
   if (seg.duration.value() > 0) {
     if (ahead) {
       clock.pending += seg.duration.value();
@@ -166,7 +173,7 @@ void run_compute(RunState& st, int step, int gpu, const Segment& seg) {
     }
   }
   const double elapsed = ahead ? seg.duration.value() : st.now() - start;
-  st.recorder->compute(step, gpu, seg, start, elapsed);
+  st.recorder->compute(step, gpu, seg, start, elapsed, sharers);
 }
 
 // Barrier key of a collective: its kind and micro-batch (each lane synchronises on its own).
@@ -447,6 +454,7 @@ void comm_engine(RunState& st, int gpu, int lane) {
     if (sm) {
       sm->cancel();
       --st.clocks[idx(gpu)].in_flight;
+      --st.clocks[idx(gpu)].sm_collectives;
     }
     st.recorder->collective(job->step, gpu, *job->segment, c, false);
     job->done->release();
@@ -500,7 +508,10 @@ void run_lanes(RunState& st, int step, int gpu, const std::vector<Segment>& segm
       if (!phase.comms.empty()) flush(st, gpu);
       for (const Segment* seg : phase.comms) {
         // Kernels holding SMs from now on: compute beside them runs in SimGrid, sharing the GPU.
-        if (seg->sm_fraction > 0) ++st.clocks[idx(gpu)].in_flight;
+        if (seg->sm_fraction > 0) {
+          ++st.clocks[idx(gpu)].in_flight;
+          ++st.clocks[idx(gpu)].sm_collectives;
+        }
         auto& job = engine.jobs.emplace_back();
         job.segment = seg;
         job.step = step;

@@ -16,8 +16,10 @@ void OpTimesRecorder::kernels(StepOpTimes& s, const Segment& seg, double stretch
   }
 }
 
-void OpTimesRecorder::compute(int step, int gpu, const Segment& seg, double /*start*/, double /*elapsed*/) {
-  // Each kernel takes its own time: what gathers slow down is counted as transfer time, not the op's.
+void OpTimesRecorder::compute(int step, int gpu, const Segment& seg, double /*start*/, double /*elapsed*/,
+                              SmSharers /*sharers*/) {
+  // Each kernel takes its own time: what kernels sharing the SMs slow down is counted as theirs
+  // (transfer or collective time), not the op's.
   if (gpu == gpu_) kernels(out_[static_cast<std::size_t>(step)], seg, 1.0);
 }
 

@@ -40,6 +40,14 @@ struct CollectiveRun {
   double in_done = 0.0;
 };
 
+// What held part of a GPU's SMs while a compute segment ran (at its start or its end): gather
+// kernels of its transfers (offload fetches, write-backs), or collectives whose kernels hold SMs
+// (the prefill all-to-all, DeepEP's normal kernels). Neither: the segment took its own duration.
+struct SmSharers {
+  bool transfers = false;
+  bool collectives = false;
+};
+
 // Overrides what it records; the rest are no-ops.
 class RunRecorder {
  public:
@@ -50,8 +58,9 @@ class RunRecorder {
 
   virtual void step_begins(int /*step*/, int /*gpu*/, double /*time*/) {}
   // A compute segment on the compute stream: from `start` for `elapsed` seconds (more than
-  // seg.duration when gather kernels held part of the SMs meanwhile).
-  virtual void compute(int /*step*/, int /*gpu*/, const Segment& /*seg*/, double /*start*/, double /*elapsed*/) {}
+  // seg.duration when other kernels held part of the SMs meanwhile: `sharers` says whose).
+  virtual void compute(int /*step*/, int /*gpu*/, const Segment& /*seg*/, double /*start*/, double /*elapsed*/,
+                       SmSharers /*sharers*/) {}
   virtual void stage(int /*step*/, int /*gpu*/, const Segment& /*seg*/, const StageRun& /*run*/) {}
   // The compute stream waited from `from` for `waited` seconds (0: it had arrived) for the prefetch
   // of seg.layer, which the transfer engine ran as `prefetch`.
@@ -79,8 +88,8 @@ class RecorderSet final : public RunRecorder {
   void step_begins(int step, int gpu, double time) override {
     for (auto* r : recorders_) r->step_begins(step, gpu, time);
   }
-  void compute(int step, int gpu, const Segment& seg, double start, double elapsed) override {
-    for (auto* r : recorders_) r->compute(step, gpu, seg, start, elapsed);
+  void compute(int step, int gpu, const Segment& seg, double start, double elapsed, SmSharers sharers) override {
+    for (auto* r : recorders_) r->compute(step, gpu, seg, start, elapsed, sharers);
   }
   void stage(int step, int gpu, const Segment& seg, const StageRun& run) override {
     for (auto* r : recorders_) r->stage(step, gpu, seg, run);

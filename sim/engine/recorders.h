@@ -20,7 +20,7 @@ class AccountingRecorder final : public RunRecorder {
       : r_(result), last_off_stream_(static_cast<std::size_t>(result.gpus), ParamSet::alltoall) {}
 
   void step_begins(int step, int gpu, double time) override;
-  void compute(int step, int gpu, const Segment& seg, double start, double elapsed) override;
+  void compute(int step, int gpu, const Segment& seg, double start, double elapsed, SmSharers sharers) override;
   void stage(int step, int gpu, const Segment& seg, const StageRun& run) override;
   void prefetch_waited(int step, int gpu, const Segment& seg, const TransferRun& prefetch, double from,
                        double waited) override;
@@ -43,7 +43,7 @@ class TraceRecorder final : public RunRecorder {
  public:
   TraceRecorder(ChromeTrace& trace, int gpus, bool offload, int micro_batches, int trace_steps);
 
-  void compute(int step, int gpu, const Segment& seg, double start, double elapsed) override;
+  void compute(int step, int gpu, const Segment& seg, double start, double elapsed, SmSharers sharers) override;
   void stage(int step, int gpu, const Segment& seg, const StageRun& run) override;
   void prefetch_waited(int step, int gpu, const Segment& seg, const TransferRun& prefetch, double from,
                        double waited) override;
@@ -70,7 +70,7 @@ class OpTimesRecorder final : public RunRecorder {
  public:
   OpTimesRecorder(std::vector<StepOpTimes>& out, int gpu) : out_(out), gpu_(gpu) {}
 
-  void compute(int step, int gpu, const Segment& seg, double start, double elapsed) override;
+  void compute(int step, int gpu, const Segment& seg, double start, double elapsed, SmSharers sharers) override;
   void stage(int step, int gpu, const Segment& seg, const StageRun& run) override;
   void prefetch_waited(int step, int gpu, const Segment& seg, const TransferRun& prefetch, double from,
                        double waited) override;

@@ -50,7 +50,9 @@ struct SimulationOptions {
 struct GpuStepTimes {
   double start = 0.0;  // seconds since the start of the run
   double end = 0.0;
-  CategoryTimes busy{};  // `transfers` = exposed fetch time + compute time lost to gather kernels
+  // `transfers` = exposed fetch time + compute time lost to gather kernels; `collectives` =
+  // exposed collective time + compute time lost to collectives holding SMs.
+  CategoryTimes busy{};
   double wait = 0.0;
   // Offload: miss fetches of this step. transfer = fetch durations; exposed = the part the
   // compute stream waited for; hidden = transfer - exposed; lost = compute slowed by gathers.
@@ -70,11 +72,14 @@ struct GpuStepTimes {
   // Collectives (all-to-alls, all-reduces), both micro-batches: comm = from arriving at the
   // collective to its end, summed; comm_exposed = the part the compute stream waited for. Without
   // two-batch overlap every collective is exposed; hidden = comm - comm_exposed.
+  // lost_to_collectives: compute slowed by the SMs collectives held beside it (the prefill
+  // all-to-all under two-batch overlap).
   double comm = 0.0;
   double comm_exposed = 0.0;
+  double lost_to_collectives = 0.0;
   // The compute stream's time by the calibrated parameter set that priced it (models/cost.h):
-  // kernels by their own set, exposed collectives by theirs, exposed transfers and compute lost to
-  // gathers by the PCIe path's. What the calibration bands propagate through (sim/metrics/bands).
+  // kernels by their own set, exposed collectives and compute lost to their SMs by theirs, exposed
+  // transfers and compute lost to gathers by the PCIe path's. What the calibration bands propagate through (sim/metrics/bands).
   std::array<double, kParamSetCount> by_params{};
 };
 
@@ -94,6 +99,7 @@ struct LayerTimes {
   double transfer = 0.0;
   double exposed = 0.0;
   double lost_to_gather = 0.0;
+  double lost_to_collectives = 0.0;
   // Prefetch (per offloaded request summed over steps: entries; per GPU summed over steps and
   // GPUs: bytes and times).
   double fetch_queue_wait = 0.0;  // on-demand fetches queued behind other transfers (part of exposed)

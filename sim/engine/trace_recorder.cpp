@@ -38,7 +38,7 @@ TraceRecorder::TraceRecorder(ChromeTrace& trace, int gpus, bool offload, int mic
   }
 }
 
-void TraceRecorder::compute(int step, int gpu, const Segment& seg, double start, double elapsed) {
+void TraceRecorder::compute(int step, int gpu, const Segment& seg, double start, double elapsed, SmSharers /*sharers*/) {
   if (!traced(step)) return;
   const std::string name = seg.layer < 0 ? std::string(seg.label) : layer_name(seg.layer, seg.label);
   const TraceTrack track = compute_track_[idx(gpu)];

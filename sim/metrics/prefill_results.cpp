@@ -73,12 +73,7 @@ std::string prefill_results_table(const Scenario& s, const RunResult& r) {
                          : "  calibration band  none: uncalibrated hardware\n";
   out += "  throughput        " + fmt("%.0f", per_gpu * s.hardware.gpu.count) + " prompt tokens/s per node, " +
          fmt("%.0f", per_gpu) + " per GPU\n\n";
-  const auto c = communication_summary(r);
-  if (c["collectives_s"].get<double>() > 0) {
-    out += "  collectives       " + fmt("%8.3f", c["collectives_s"].get<double>() * 1e3) + " ms per step: " +
-           fmt("%.3f", c["hidden_s"].get<double>() * 1e3) + " hidden, " + fmt("%.3f", c["exposed_s"].get<double>() * 1e3) +
-           " exposed" + (s.execution.micro_batches == 2 ? " (two-batch overlap)\n\n" : " (one micro-batch)\n\n");
-  }
+  out += collectives_line(communication_summary(r), s.execution.micro_batches);
   out += "  time per step, mean over GPUs (ms)\n";
   const auto cats = time_by_category(r);
   for (const auto& [name, v] : cats.items()) {

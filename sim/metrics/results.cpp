@@ -217,15 +217,27 @@ nlohmann::ordered_json offload_summary(const Scenario& s, const RunResult& r) {
 nlohmann::ordered_json communication_summary(const RunResult& r) {
   const double comm = sum_over_gpu_steps(r, &GpuStepTimes::comm);
   const double exposed = sum_over_gpu_steps(r, &GpuStepTimes::comm_exposed);
+  const double lost = sum_over_gpu_steps(r, &GpuStepTimes::lost_to_collectives);
   const double samples = static_cast<double>(r.steps) * r.gpus;
   nlohmann::ordered_json o;
   // Per step, mean over GPUs: collectives from arrival to end (both micro-batches), the part the
-  // compute stream waited for, and the rest (hidden behind the other micro-batch's compute).
+  // compute stream waited for, and the rest (hidden behind the other micro-batch's compute); the
+  // compute time lost to the SMs collectives held beside it (counted as collectives).
   o["collectives_s"] = comm / samples;
   o["exposed_s"] = exposed / samples;
   o["hidden_s"] = std::max(0.0, comm - exposed) / samples;
   o["hidden_ratio"] = comm > 0 ? std::max(0.0, comm - exposed) / comm : 0.0;
+  o["compute_lost_to_collectives_s"] = lost / samples;
   return o;
+}
+
+std::string collectives_line(const nlohmann::ordered_json& c, int micro_batches) {
+  if (c["collectives_s"].get<double>() <= 0) return "";
+  const double lost = c["compute_lost_to_collectives_s"].get<double>();
+  return "  collectives       " + fmt("%8.3f", c["collectives_s"].get<double>() * 1e3) + " ms per step: " +
+         fmt("%.3f", c["hidden_s"].get<double>() * 1e3) + " hidden, " + fmt("%.3f", c["exposed_s"].get<double>() * 1e3) +
+         " exposed" + (micro_batches == 2 ? " (two-batch overlap)" : " (one micro-batch)") +
+         (lost > 0 ? "; compute beside them slowed " + fmt("%.3f", lost * 1e3) + " ms by their SMs" : "") + "\n\n";
 }
 
 std::string fmt(const char* format, double v) {
@@ -479,14 +491,7 @@ std::string results_table(const Scenario& s, const RunResult& r) {
     }
     out += "\n";
   }
-  {
-    const auto c = communication_summary(r);
-    if (c["collectives_s"].get<double>() > 0) {
-      out += "  collectives       " + fmt("%8.3f", c["collectives_s"].get<double>() * 1e3) + " ms per step: " +
-             fmt("%.3f", c["hidden_s"].get<double>() * 1e3) + " hidden, " + fmt("%.3f", c["exposed_s"].get<double>() * 1e3) +
-             " exposed" + (s.execution.micro_batches == 2 ? " (two-batch overlap)\n\n" : " (one micro-batch)\n\n");
-    }
-  }
+  out += collectives_line(communication_summary(r), s.execution.micro_batches);
   out += "  time per step, mean over GPUs (ms)\n";
   const auto cats = time_by_category(r);
   for (const auto& [name, v] : cats.items()) {

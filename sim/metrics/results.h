@@ -32,8 +32,11 @@ struct StepStats {
 
 // summary.offload of an offload run: placement, misses, bytes, hidden and exposed transfer time.
 [[nodiscard]] nlohmann::ordered_json offload_summary(const Scenario& s, const RunResult& r);
-// Collectives per step (mean over GPUs): total, exposed (the compute stream waited) and hidden.
+// Collectives per step (mean over GPUs): total, exposed (the compute stream waited) and hidden,
+// and the compute time lost to the SMs they held.
 [[nodiscard]] nlohmann::ordered_json communication_summary(const RunResult& r);
+// The summary table's collectives line of communication_summary `c` (empty without collectives).
+[[nodiscard]] std::string collectives_line(const nlohmann::ordered_json& c, int micro_batches);
 
 // What every results.json and summary starts with: schema, version, scenario sha256, scenario,
 // seed; the summary's model, hardware and calibration; its expert load, GPUs and parallelism; the

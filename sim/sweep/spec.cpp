@@ -66,6 +66,7 @@ const std::vector<SweepMetric>& known_sweep_metrics() {
       {"communication.exposed_s", "collectives_exposed_s"},
       {"communication.hidden_s", "collectives_hidden_s"},
       {"communication.hidden_ratio", "collectives_hidden_ratio"},
+      {"communication.compute_lost_to_collectives_s", "compute_lost_to_collectives_s"},
       {"time_by_category_s.gemm", sweepcol::time_gemm},
       {"time_by_category_s.attention", sweepcol::time_attention},
       {"time_by_category_s.indexer", sweepcol::time_indexer},

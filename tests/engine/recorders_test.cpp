@@ -159,7 +159,7 @@ class Counting final : public ess::RunRecorder {
   std::map<std::pair<int, int>, Seen> seen;
 
   void step_begins(int step, int gpu, double) override { ++seen[{step, gpu}].begins; }
-  void compute(int step, int gpu, const ess::Segment& seg, double, double) override { count(step, gpu, seg); }
+  void compute(int step, int gpu, const ess::Segment& seg, double, double, ess::SmSharers) override { count(step, gpu, seg); }
   void stage(int step, int gpu, const ess::Segment& seg, const ess::StageRun&) override { count(step, gpu, seg); }
   void prefetch_waited(int step, int gpu, const ess::Segment&, const ess::TransferRun&, double, double) override {
     ++seen[{step, gpu}].prefetch_waits;
