@@ -45,16 +45,16 @@ void AccountingRecorder::compute(int step, int gpu, const Segment& seg, double /
   if (lost <= 0.0) return;
   const double to_collectives = sharers.collectives ? (sharers.transfers ? 0.5 * lost : lost) : 0.0;
   const double to_gathers = lost - to_collectives;
-  t.busy[cat(OpCategory::transfer)] += to_gathers;
-  t.by_params[set(ParamSet::pcie_gather)] += to_gathers;
+  const auto charge = [&](OpCategory c, ParamSet p, double seconds) {
+    t.busy[cat(c)] += seconds;
+    t.by_params[set(p)] += seconds;
+    l.busy[cat(c)] += seconds;
+  };
+  charge(OpCategory::transfer, ParamSet::pcie_gather, to_gathers);
   t.lost_to_gather += to_gathers;
-  l.busy[cat(OpCategory::transfer)] += to_gathers;
   l.lost_to_gather += to_gathers;
-  t.busy[cat(OpCategory::collective)] += to_collectives;
-  t.by_params[set(ParamSet::alltoall)] += to_collectives;
+  charge(OpCategory::collective, ParamSet::alltoall, to_collectives);
   t.lost_to_collectives += to_collectives;
-  l.busy[cat(OpCategory::collective)] += to_collectives;
-  l.lost_to_collectives += to_collectives;
 }
 
 void AccountingRecorder::stage(int step, int gpu, const Segment& seg, const StageRun& run) {

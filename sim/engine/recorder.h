@@ -40,7 +40,7 @@ struct CollectiveRun {
   double in_done = 0.0;
 };
 
-// What held part of a GPU's SMs while a compute segment ran (at its start or its end): gather
+// What held part of a GPU's SMs while a compute segment ran (in flight at its start): gather
 // kernels of its transfers (offload fetches, write-backs), or collectives whose kernels hold SMs
 // (the prefill all-to-all, DeepEP's normal kernels). Neither: the segment took its own duration.
 struct SmSharers {

@@ -79,7 +79,8 @@ struct GpuStepTimes {
   double lost_to_collectives = 0.0;
   // The compute stream's time by the calibrated parameter set that priced it (models/cost.h):
   // kernels by their own set, exposed collectives and compute lost to their SMs by theirs, exposed
-  // transfers and compute lost to gathers by the PCIe path's. What the calibration bands propagate through (sim/metrics/bands).
+  // transfers and compute lost to gathers by the PCIe path's. What the calibration bands
+  // propagate through (sim/metrics/bands).
   std::array<double, kParamSetCount> by_params{};
 };
 
@@ -99,7 +100,6 @@ struct LayerTimes {
   double transfer = 0.0;
   double exposed = 0.0;
   double lost_to_gather = 0.0;
-  double lost_to_collectives = 0.0;
   // Prefetch (per offloaded request summed over steps: entries; per GPU summed over steps and
   // GPUs: bytes and times).
   double fetch_queue_wait = 0.0;  // on-demand fetches queued behind other transfers (part of exposed)
