@@ -35,6 +35,10 @@ struct EngineConfig {
   // compute running beside them (two-batch overlap) gets the rest (hardware.gpu.sm_count). The
   // decode kernels (low-latency) hold none once their RDMA is issued.
   int prefill_alltoall_sms = 0;
+  // The share of its bandwidth alone that the prefill all-to-all (those SM-holding kernels) keeps
+  // while the other micro-batch computes beside it (two-batch overlap): its flows move each byte at
+  // this share of the ports' rate. 1: unslowed, as DeepEP's unit tests run it.
+  double prefill_alltoall_overlap_efficiency = 1.0;
   // CUDA graphs: the batch sizes the engine captures (a rule of cuda_graph_rules(): "none", or an
   // engine's default list up to cuda_graph_max_batch); a decode batch is padded to the smallest
   // captured size >= it, and runs unpadded (eagerly) above the largest.

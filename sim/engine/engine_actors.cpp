@@ -179,12 +179,13 @@ void run_compute(RunState& st, int step, int gpu, const Segment& seg) {
 // Barrier key of a collective: its kind and micro-batch (each lane synchronises on its own).
 int barrier_kind(const Segment& seg) { return (seg.kind == SegmentKind::alltoall ? 0 : 1) + 2 * seg.lane; }
 
-CollectiveRun do_collective(RunState& st, int gpu, const Segment& seg) {
+CollectiveRun do_collective(RunState& st, int gpu, const Segment& seg, bool beside_compute) {
   CollectiveRun c;
   const auto& barrier = st.barriers.at({barrier_kind(seg), seg.group});
   c.arrive = st.now();
   barrier->wait();  // a collective starts when every member has reached it
   c.start = st.now();
+  const double efficiency = beside_compute ? seg.overlap_efficiency : 1.0;
   c.out_done = c.start;
   c.in_done = c.start;
   if (seg.kind == SegmentKind::alltoall) {
@@ -209,7 +210,7 @@ CollectiveRun do_collective(RunState& st, int gpu, const Segment& seg) {
     if (st.analytic_ports) {
       // Each flow alone on its port link: latency + bytes / bandwidth, the up and down flows at once.
       const auto flow = [&](double b, double latency, double bandwidth) {
-        return b > 0 ? latency + static_cast<double>(bytes(b)) / bandwidth : 0.0;
+        return b > 0 ? latency + static_cast<double>(bytes(b)) / (bandwidth * efficiency) : 0.0;
       };
       const double out_s = std::max(flow(out_local, st.nvs_latency, st.nvs_bandwidth),
                                     flow(out_remote, st.nic_latency, st.nic_bandwidth));
@@ -229,10 +230,13 @@ CollectiveRun do_collective(RunState& st, int gpu, const Segment& seg) {
     sg4::Host* nvswitch = st.platform.nvswitch[idx(gpu / per_node)];
     std::vector<sg4::CommPtr> out;
     std::vector<sg4::CommPtr> in;
-    if (out_local > 0) out.push_back(sg4::Comm::sendto_async(self, nvswitch, bytes(out_local)));
-    if (out_remote > 0) out.push_back(sg4::Comm::sendto_async(self, st.platform.network, bytes(out_remote)));
-    if (in_local > 0) in.push_back(sg4::Comm::sendto_async(nvswitch, self, bytes(in_local)));
-    if (in_remote > 0) in.push_back(sg4::Comm::sendto_async(st.platform.network, self, bytes(in_remote)));
+    // A slowed all-to-all is carried as its bytes over the efficiency: the same time alone on a
+    // link, and its share of a shared link's load.
+    const auto flow_bytes = [&](double b) { return bytes(b / efficiency); };
+    if (out_local > 0) out.push_back(sg4::Comm::sendto_async(self, nvswitch, flow_bytes(out_local)));
+    if (out_remote > 0) out.push_back(sg4::Comm::sendto_async(self, st.platform.network, flow_bytes(out_remote)));
+    if (in_local > 0) in.push_back(sg4::Comm::sendto_async(nvswitch, self, flow_bytes(in_local)));
+    if (in_remote > 0) in.push_back(sg4::Comm::sendto_async(st.platform.network, self, flow_bytes(in_remote)));
     st.activities += out.size() + in.size();
     sg4::Comm::wait_all(out);
     sg4::Comm::wait_all(in);
@@ -249,7 +253,7 @@ CollectiveRun do_collective(RunState& st, int gpu, const Segment& seg) {
 // A collective on the compute stream (one micro-batch): the GPU waits for all of it.
 void run_collective(RunState& st, int step, int gpu, const Segment& seg) {
   flush(st, gpu);
-  const CollectiveRun c = do_collective(st, gpu, seg);
+  const CollectiveRun c = do_collective(st, gpu, seg, false);
   st.recorder->collective(step, gpu, seg, c, true);
 }
 
@@ -450,7 +454,7 @@ void comm_engine(RunState& st, int gpu, int lane) {
       sm->start();
       ++st.activities;
     }
-    const CollectiveRun c = do_collective(st, gpu, *job->segment);
+    const CollectiveRun c = do_collective(st, gpu, *job->segment, true);
     if (sm) {
       sm->cancel();
       --st.clocks[idx(gpu)].in_flight;

@@ -76,6 +76,9 @@ struct Segment {
   // alltoall: the share of the GPU's SMs its kernels hold from submission to end (compute beside
   // it, under two-batch overlap, runs on the rest); 0 for kernels that hold none while in flight.
   double sm_fraction = 0.0;
+  // alltoall: the share of its bandwidth alone it keeps while the compute stream runs beside it
+  // (two-batch overlap: engine.prefill_alltoall_overlap_efficiency for the SM-holding kernels).
+  double overlap_efficiency = 1.0;
   Transfer transfer;  // stage and writeback only
   // Micro-batch (two-batch overlap): 0, or 0 and 1. A GPU's segments are lane 0's in order, then
   // lane 1's; the engine interleaves the two lanes on one compute stream (engine/simulation.cpp).

@@ -397,6 +397,7 @@ void StepBlocks::add_moe(std::vector<GpuStepPlan>& gpus, int layer, std::int64_t
     seg.label = label;
     seg.group = static_cast<int>(g) / ep_;
     seg.sm_fraction = sm_fraction;
+    if (sm_fraction > 0) seg.overlap_efficiency = s_.engine.prefill_alltoall_overlap_efficiency;
     seg.send_bytes.assign(E, 0.0);
     seg.recv_bytes.assign(E, 0.0);
     const std::size_t group_start = g / E * E;

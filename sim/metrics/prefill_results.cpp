@@ -29,7 +29,8 @@ nlohmann::ordered_json prefill_results_json(const Scenario& s, const RunResult& 
                    {"version", s.engine.version},
                    {"kernel_gap_s", s.engine.kernel_gap.value()},
                    {"eplb", s.engine.eplb},
-                   {"prefill_alltoall_sms", s.engine.prefill_alltoall_sms}};
+                   {"prefill_alltoall_sms", s.engine.prefill_alltoall_sms},
+                   {"prefill_alltoall_overlap_efficiency", s.engine.prefill_alltoall_overlap_efficiency}};
   add_layout(sum, s, r);
   sum["prompt_length"] = s.prefill->prompt_length;
   sum["tokens_per_gpu"] = s.prefill->tokens_per_gpu;

@@ -71,6 +71,23 @@ TEST_CASE("engine: bad input names the path and what was expected", "[config][en
   CHECK_THROWS_MATCHES(load(doc), ess::ConfigError, config_error(kOrigin, "/engine/kernel_gaps", {"kernel_gap"}));
   doc["engine"] = {{"preset", "vllm"}, {"kernel_gap", "5ms"}};
   CHECK_THROWS_MATCHES(load(doc), ess::ConfigError, config_error(kOrigin, "/engine/kernel_gap", {}));
+  for (const double bad : {0.0, -0.5, 1.2}) {
+    doc["engine"] = {{"preset", "sglang"}, {"prefill_alltoall_overlap_efficiency", bad}};
+    CHECK_THROWS_MATCHES(load(doc), ess::ConfigError,
+                         config_error(kOrigin, "/engine/prefill_alltoall_overlap_efficiency", {"in (0, 1]"}));
+  }
+}
+
+TEST_CASE("engine: the prefill all-to-all's rate beside compute, read from the preset or set", "[config][engine]") {
+  auto doc = minimal_scenario();
+  doc["engine"] = "sglang";
+  const ess::Scenario s = load(doc);
+  CHECK(s.engine.prefill_alltoall_overlap_efficiency > 0.0);
+  CHECK(s.engine.prefill_alltoall_overlap_efficiency < 1.0);  // the presets carry a fit below alone's rate
+  CHECK_THAT(s.resolved.at("engine").at("prefill_alltoall_overlap_efficiency").at("source").get<std::string>(),
+             Catch::Contains("fit-prefill-overlap.sh"));
+  const ess::Scenario t = load(doc, {ess::parse_override("engine.prefill_alltoall_overlap_efficiency=1")});
+  CHECK(t.engine.prefill_alltoall_overlap_efficiency == 1.0);
 }
 
 TEST_CASE("engine: EPLB per engine, and redundant experts only with it", "[config][engine][eplb]") {

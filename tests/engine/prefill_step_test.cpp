@@ -237,6 +237,31 @@ TEST_CASE("under two-batch overlap the prefill all-to-all's SMs slow the compute
   CHECK(half.collectives_params >= half.lost);
 }
 
+TEST_CASE("under two-batch overlap the SM-holding all-to-all moves its bytes at engine.prefill_alltoall_overlap_efficiency") {
+  nlohmann::json doc = prefill_scenario(four_expert_model(), 2, 2, 64, 256);
+  // Slow all-to-all links: the step is the all-to-all's, so its rate shows in the step time.
+  doc["hardware"]["network"]["bandwidth_per_gpu"] = "0.1GB/s";
+  const auto step = [&](int micro_batches, int sms, double efficiency) {
+    nlohmann::json d = doc;
+    d["execution"] = {{"micro_batches", micro_batches}};
+    d["engine"] = {{"preset", "deepseek"}, {"kernel_gap", "0s"}, {"prefill_alltoall_sms", sms},
+                   {"prefill_alltoall_overlap_efficiency", efficiency}};
+    const ess::Scenario s = load(d);  // the simulation keeps a reference to it
+    ess::Simulation sim(s, ess::SimulationOptions(1, 0));
+    return sim.run().step_time.at(0);
+  };
+  // Beside compute, at half its rate: the communication-bound step nearly doubles.
+  const double alone = step(2, 20, 1.0);
+  const double slowed = step(2, 20, 0.5);
+  CHECK(slowed > 1.8 * alone);
+  CHECK(slowed < 2.0 * alone + 1e-9);
+  // Without two-batch overlap nothing computes beside it: unslowed, as in DeepEP's unit tests.
+  // (Approx: runs in one process start from a later SimGrid clock, the last bits may differ.)
+  CHECK(step(1, 20, 0.5) == Approx(step(1, 20, 1.0)).epsilon(1e-9));
+  // Kernels that hold no SMs (decode's low-latency ones) are not slowed.
+  CHECK(step(2, 0, 0.5) == Approx(step(2, 0, 1.0)).epsilon(1e-9));
+}
+
 TEST_CASE("a prefill scenario names what it does not use, and cannot also be a serving or offload run") {
   const nlohmann::json base = prefill_scenario(one_layer_model(false), 1, 1, 8, 8);
   nlohmann::json with_batch = base;
