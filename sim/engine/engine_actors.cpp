@@ -185,6 +185,9 @@ CollectiveRun do_collective(RunState& st, int gpu, const Segment& seg, bool besi
   c.arrive = st.now();
   barrier->wait();  // a collective starts when every member has reached it
   c.start = st.now();
+  // From a communication engine (two-batch overlap) the other micro-batch computes beside it: an
+  // SM-holding all-to-all then moves each byte at seg.overlap_efficiency of the ports' rate, for all
+  // of its time (sampling whether compute runs at its start made the step non-monotone in it).
   const double efficiency = beside_compute ? seg.overlap_efficiency : 1.0;
   c.out_done = c.start;
   c.in_done = c.start;
