@@ -32,6 +32,25 @@ struct Instance {
   }
 };
 
+// Every request's cache from its prefill GPU to the decode node, the transfers sharing the links.
+void move_caches(const Scenario& s, const ServingMemory& memory, const std::vector<Request>& requests, PrefillPoolRun& run) {
+  const CacheLinks links(s, s.serving->prefill.instances * run.gpus_per_instance);
+  std::vector<PendingTransfer> transfers;
+  transfers.reserve(requests.size());
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    const PrefillOutcome& o = run.requests[i];
+    transfers.push_back({o.end, o.instance * run.gpus_per_instance + o.gpu, links.transfer(memory, requests[i].prompt_tokens)});
+  }
+  const std::vector<double> arrived = links.arrivals(transfers);
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    PrefillOutcome& o = run.requests[i];
+    o.ready = arrived[i];
+    o.transfer_s = arrived[i] - o.end;
+    o.transfer_alone_s = transfers[i].cache.seconds;
+    o.transfer_bytes = transfers[i].cache.bytes();
+  }
+}
+
 }  // namespace
 
 Scenario prefill_instance_scenario(const Scenario& serving, std::int64_t tokens, std::int64_t prompt) {
@@ -63,20 +82,6 @@ PrefillTablePoint prefill_table_point(std::int64_t tokens, std::int64_t prompt) 
   if (tokens >= prompt) return {prompt, 0};
   const std::int64_t cached = (prompt - tokens) / 2;
   return {cached + tokens, cached};
-}
-
-CacheTransfer cache_transfer(const Scenario& s, const ServingMemory& memory, std::int64_t prompt_tokens) {
-  CacheTransfer t;
-  if (memory.offload()) {
-    // ESS: the whole latent cache into pinned host memory and the GPU's share (pool, indexer cache)
-    // onto the GPU, both over the decode GPU's NIC.
-    const Footprint f = memory.offloaded(prompt_tokens);
-    t.bytes = f.host + f.hbm;
-  } else {
-    t.bytes = memory.gpu_only(prompt_tokens).hbm;
-  }
-  t.seconds = s.hardware.network.latency.value() + t.bytes / s.hardware.network.bandwidth_per_gpu.value();
-  return t;
 }
 
 PrefillPoolRun run_prefill_pool(const Scenario& s, const std::vector<Request>& requests, const StepTable& table,
@@ -121,14 +126,7 @@ PrefillPoolRun run_prefill_pool(const Scenario& s, const std::vector<Request>& r
     const double time = table.at(static_cast<double>(most), prompts / static_cast<double>(pieces)).time;
     if (!(time > 0.0)) throw InternalError("prefill pool: a step of " + std::to_string(most) + " tokens took no time");
     const double end = t + time;
-    for (const std::size_t r : finished) {
-      PrefillOutcome& o = run.requests[r];
-      o.end = end;
-      const CacheTransfer c = cache_transfer(s, memory, requests[r].prompt_tokens);
-      o.transfer_s = c.seconds;
-      o.transfer_bytes = c.bytes;
-      o.ready = end + c.seconds;
-    }
+    for (const std::size_t r : finished) run.requests[r].end = end;
     inst.free_at = end;
     run.busy_s += time;
     run.capacity += static_cast<double>(inst.gpus.size()) * static_cast<double>(budget);
@@ -183,8 +181,9 @@ PrefillPoolRun run_prefill_pool(const Scenario& s, const std::vector<Request>& r
     step(instances[soonest], soonest_t);
   }
   for (std::size_t i = 0; i < requests.size(); ++i) {
-    if (run.requests[i].ready < 0) throw InternalError("prefill pool: request " + std::to_string(requests[i].id) + " never finished");
+    if (run.requests[i].end < 0) throw InternalError("prefill pool: request " + std::to_string(requests[i].id) + " never finished");
   }
+  move_caches(s, memory, requests, run);
   return run;
 }
 

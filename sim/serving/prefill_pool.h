@@ -16,13 +16,13 @@
 //    the MoE all-to-alls (a GPU with less work is priced as if it had as much: for a lone long prompt
 //    this overestimates its prefill, whose MoE layers see fewer tokens than a full step's);
 //  - a request's prefill ends with the step that computes its last token; its cache then moves to
-//    its decode GPU uncontended, at network.latency + bytes / network.bandwidth_per_gpu: the latent
-//    (or KV) and indexer caches of its prompt, and under ESS the GPU pool loaded from the prefill's
-//    last selections besides the whole latent cache written to pinned host memory (cache_transfer);
+//    the decode node over links it shares with the other transfers in flight (cache_transfer.h: the
+//    prefill GPU's NIC, the decode node's NICs, and PCIe onto the GPU or, under ESS, the switches
+//    and DRAM into pinned host memory);
 //  - the request then joins the decode queue (serving_loop.h), whose admission and first decode step
 //    follow: TTFT = prefill wait + prefill + transfer + decode wait + first decode step.
 // Not modelled: the decode side pushing back on prefill (KV memory of requests waiting for decode),
-// contention of the transfers with each other and with the decode all-to-all, prefix caching.
+// the transfers' links used by anything else (cache_transfer.h), prefix caching.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +30,7 @@
 
 #include "sim/config/scenario.h"
 #include "sim/graph/prefill_step.h"
+#include "sim/serving/cache_transfer.h"
 #include "sim/serving/arrivals.h"
 #include "sim/serving/serving_memory.h"
 #include "sim/serving/step_table.h"
@@ -50,20 +51,14 @@ struct PrefillTablePoint {
 };
 [[nodiscard]] PrefillTablePoint prefill_table_point(std::int64_t tokens, std::int64_t prompt);
 
-// What a request's cache moves from its prefill GPU to its decode GPU.
-struct CacheTransfer {
-  double bytes = 0.0;
-  double seconds = 0.0;
-};
-[[nodiscard]] CacheTransfer cache_transfer(const Scenario& s, const ServingMemory& memory, std::int64_t prompt_tokens);
-
 struct PrefillOutcome {
   int instance = -1;
   int gpu = -1;            // within the instance
   double start = -1.0;     // its first step's start
   double end = -1.0;       // its last step's end
   double ready = -1.0;     // end + transfer: when it joins the decode queue
-  double transfer_s = 0.0;
+  double transfer_s = 0.0;        // sharing the links with the transfers beside it
+  double transfer_alone_s = 0.0;  // what it would take with the links to itself
   double transfer_bytes = 0.0;
 };
 

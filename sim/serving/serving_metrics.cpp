@@ -144,12 +144,14 @@ nlohmann::ordered_json prefill_json(const Scenario& s, const ServingRun& run) {
   std::vector<double> wait;
   std::vector<double> compute;
   std::vector<double> transfer;
+  std::vector<double> shared;
   double bytes = 0.0;
   for (std::size_t i = 0; i < pf.requests.size(); ++i) {
     const PrefillOutcome& o = pf.requests[i];
     wait.push_back(o.start - run.requests[i].request.arrival);
     compute.push_back(o.end - o.start);
     transfer.push_back(o.transfer_s);
+    shared.push_back(std::max(0.0, o.transfer_s - o.transfer_alone_s));
     bytes += o.transfer_bytes;
   }
   // Over the prefill pool's own span (its first arrival to its last step), not the decode run's.
@@ -166,6 +168,8 @@ nlohmann::ordered_json prefill_json(const Scenario& s, const ServingRun& run) {
           {"wait_s", to_json(distribution(wait))},
           {"prefill_s", to_json(distribution(compute))},
           {"transfer_s", to_json(distribution(transfer))},
+          // What each transfer lost to the others sharing its links (transfer_s minus its time alone).
+          {"transfer_contention_s", to_json(distribution(shared))},
           {"transfer_bytes_mean", pf.requests.empty() ? 0.0 : bytes / static_cast<double>(pf.requests.size())}};
 }
 
@@ -459,7 +463,8 @@ std::string serving_table(const Scenario& s, const nlohmann::ordered_json& j) {
                                         num("%.0f%% busy", 100.0 * get(pf, {"busy_share"})) + ", steps " +
                                         num("%.0f%% full", 100.0 * get(pf, {"step_fill"})) + "; wait / prefill / transfer mean " +
                                         ms(get(pf, {"wait_s", "mean"})) + " / " + ms(get(pf, {"prefill_s", "mean"})) + " / " +
-                                        ms(get(pf, {"transfer_s", "mean"})));
+                                        ms(get(pf, {"transfer_s", "mean"})) + " (" + ms(get(pf, {"transfer_contention_s", "mean"})) +
+                                        " of it sharing links)");
     line("TTFT mean / p99", ms(get(j, {"ttft_s", "mean"})) + " / " + ms(get(j, {"ttft_s", "p99"})) +
                                 " (prefill, cache transfer and first decode step)");
   } else if (pf.contains("steps_with_prefill")) {

@@ -40,10 +40,17 @@ TEST_CASE("a prefill instance steps whenever a GPU has work; a request waits for
   CHECK(run.steps == 2);
   CHECK(run.busy_s == 2.0);
   CHECK(run.gpus_per_instance == 8);
-  const CacheTransfer t = cache_transfer(s, memory, 1000);
-  CHECK(t.bytes == Approx(memory.gpu_only(1000).hbm));
-  CHECK(t.seconds == Approx(s.hardware.network.latency.value() + t.bytes / s.hardware.network.bandwidth_per_gpu.value()));
+  // Alone, a cache crosses at the slowest of its links: the prefill GPU's NIC (50 GB/s; PCIe onto
+  // the decode GPU is 55.4 GB/s).
+  const CacheTransfer t = CacheLinks(s, 8).transfer(memory, 1000);
+  CHECK(t.gpu_bytes == Approx(memory.gpu_only(1000).hbm));
+  CHECK(t.host_bytes == 0.0);
+  CHECK(t.seconds == Approx(s.hardware.network.latency.value() + t.bytes() / s.hardware.network.bandwidth_per_gpu.value()));
+  // r0's transfer (about 1 ms from t = 1) is over before r1's starts at t = 2: no link is shared.
+  CHECK(run.requests[0].ready == Approx(1.0 + t.seconds));
   CHECK(run.requests[1].ready == Approx(2.0 + t.seconds));
+  CHECK(run.requests[1].transfer_alone_s == Approx(t.seconds));
+  CHECK(run.requests[1].transfer_s == Approx(t.seconds));
 }
 
 TEST_CASE("prompts that arrive together spread over the GPUs and share a step; a long one is chunked", "[serving][prefill]") {
@@ -76,7 +83,7 @@ TEST_CASE("disaggregated TTFT is prefill + transfer + the first decode step", "[
   const std::vector<Request> requests = {{0, 1.0, 1000, 10}};
   const ServingRun run = run_disaggregated(s, requests, model, memory, constant_table(2.0));
   REQUIRE(run.prefill);
-  const double transfer = cache_transfer(s, memory, 1000).seconds;
+  const double transfer = CacheLinks(s, 8).transfer(memory, 1000).seconds;
   const auto& r = run.requests[0];
   CHECK(r.request.arrival == 1.0);  // the request's own arrival, not when decode saw it
   CHECK(r.first_token == Approx(1.0 + 2.0 + transfer + 0.010));
