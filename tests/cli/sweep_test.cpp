@@ -195,7 +195,7 @@ TEST_CASE("sweep metrics: every numeric summary field of results.json has a colu
   CHECK(seen > 50);
 }
 
-TEST_CASE("sweep: a small sweep writes the ledger and the CSV; a batch that does not fit is out_of_memory") {
+TEST_CASE("sweep: a small sweep writes the ledger and the CSV, and a batch that does not fit is out_of_memory") {
   ScratchDir dir("ess-sweep");
   const auto spec = write_small_spec(dir.path());
   const auto out = dir.path() / "out";
@@ -337,7 +337,7 @@ TEST_CASE("sweep: a small sweep writes the ledger and the CSV; a batch that does
   }
 }
 
-TEST_CASE("sweep: a crashed point is failed with its exit status; a torn ledger line is not a record") {
+TEST_CASE("sweep: a crashed point is failed with its exit status, and a torn ledger line is not a record") {
   // /bin/false as the binary: every child exits 1, which no ess-sim run does for a point (the two
   // invalid points are rejected by the loader before any child starts).
   ScratchDir dir("ess-sweep-fail");

@@ -80,7 +80,7 @@ ess::test::CliRun train(const std::filesystem::path& trace, const std::filesyste
 
 }  // namespace
 
-TEST_CASE("train-predictor: a model trained on a synthetic trace loads in a scenario and runs; its held-out metrics are reported") {
+TEST_CASE("train-predictor: a model trained on a synthetic trace loads in a scenario and runs, and its held-out metrics are reported") {
   ess::test::ScratchDir dir("train-predictor");
   ess::SyntheticAccessParams params;
   params.layers = 4;
@@ -129,7 +129,7 @@ TEST_CASE("train-predictor: a model trained on a synthetic trace loads in a scen
   CHECK(missing.err.find("none.json") != std::string::npos);
 }
 
-TEST_CASE("train-predictor: on a trace with a learnable pattern the model beats a random choice; the check fails without one") {
+TEST_CASE("train-predictor: on a trace with a learnable pattern the model beats a random choice, and the check fails without one") {
   ess::test::ScratchDir dir("train-predictor-pattern");
   for (const bool pattern : {true, false}) {
     INFO("pattern " << pattern);

@@ -80,7 +80,7 @@ TEST_CASE("bands: fitted, transferred, and none where nothing validated a set", 
   CHECK(ess::calibration_bands(nlohmann::json::object(), nullptr) == ess::CalibrationBands{});
 }
 
-TEST_CASE("bands: the shipped profiles carry them, transfers included; datasheet presets have none", "[config][bands]") {
+TEST_CASE("bands: the shipped profiles carry them, transfers included, and datasheet presets have none", "[config][bands]") {
   const auto* h800 = ess::find_preset(ess::PresetKind::hardware, "h800-sxm-measured");
   const auto* h200 = ess::find_preset(ess::PresetKind::hardware, "h200-sxm-measured");
   const auto* sheet = ess::find_preset(ess::PresetKind::hardware, "h200-sxm");

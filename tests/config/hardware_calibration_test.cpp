@@ -14,7 +14,7 @@ std::string scenario_on(const std::string& hardware) {
 
 }  // namespace
 
-TEST_CASE("a shipped profile names its base and each model's cross-validated error; a preset none") {
+TEST_CASE("a shipped profile names its base and each model's cross-validated error, and a preset none") {
   const auto profiled = ess::load_scenario_text(scenario_on(R"("h100-sxm-measured")"), "t.json");
   CHECK_THAT(profiled.hardware_calibration, Catch::StartsWith("calibrated (base h100-sxm): k-fold CV median |error| "));
   CHECK_THAT(profiled.hardware_calibration, Catch::Contains("gemm-measured "));

@@ -48,7 +48,7 @@ TEST_CASE("A balanced router leaves only multinomial noise") {
   CHECK(s.rank_imbalance < 0.12);
 }
 
-TEST_CASE("Skew unbalances ranks; EPLB with redundant experts takes most of it back") {
+TEST_CASE("Skew unbalances ranks, and EPLB with redundant experts takes most of it back") {
   const RoutingParams skewed{1.1, 0.0, false};
   const auto off = expert_load_stats(ep32(256), skewed, 8, 2, 1);
   const auto more = expert_load_stats(ep32(256), RoutingParams{1.4, 0.0, false}, 8, 2, 1);

@@ -119,7 +119,7 @@ TEST_CASE("layer-ahead with a useless predictor is no better than on-demand and 
   }
 }
 
-TEST_CASE("tiered prefetch never delays an on-demand fetch behind a prefetch; one shared queue does") {
+TEST_CASE("tiered prefetch never delays an on-demand fetch behind a prefetch, and one shared queue does") {
   const Outcome on_demand = run("serial", nullptr);
   // The useless predictor keeps the on-demand fetches those of on-demand (4 entries per layer).
   const Outcome shared = run("serial", layer_ahead("adversarial", 2));

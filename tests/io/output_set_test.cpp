@@ -77,7 +77,7 @@ TEST_CASE("a failure before any rename keeps the previous set and its manifest")
   CHECK(files_in(dir.path()) == 2);
 }
 
-TEST_CASE("temporaries of a killed run are removed; those of live processes and other files stay") {
+TEST_CASE("temporaries of a killed run are removed, and those of live processes and other files stay") {
   ess::test::ScratchDir dir("ess-output-set");
   const std::string dead = ".trace.json.tmp-" + std::to_string(dead_pid()) + "-0";
   const std::string live = ".trace.json.tmp-" + std::to_string(::getppid()) + "-3";  // the parent runs

@@ -67,7 +67,7 @@ TEST_CASE("all-to-all over four nodes: NVSwitch and NIC flows run together, the 
   CHECK(c.time.value() == near(138.54112e-6));
 }
 
-TEST_CASE("a group smaller than the node stays on NVSwitch; a group of one moves nothing", "[alltoall]") {
+TEST_CASE("a group smaller than the node stays on NVSwitch, and a group of one moves nothing", "[alltoall]") {
   // EP 4: 3/4 of 1024 copies = 768 x 7392 = 5,677,056 B: 20 + 28.38528 = 48.38528 us.
   const auto four = ess::expert_alltoall({4, 8, 128, 8, kDispatchCopy}, a2a_hardware());
   CHECK(four.time.value() == near(48.38528e-6));

@@ -195,7 +195,7 @@ TEST_CASE("roofline: time never decreases with flops or bytes", "[roofline][prop
   }
 }
 
-TEST_CASE("a smooth roofline combines the roofs as a p-norm; transition 0 is the max", "[roofline]") {
+TEST_CASE("a smooth roofline combines the roofs as a p-norm, and transition 0 is the max", "[roofline]") {
   // combine_roofs(3, 4, p): p = 1 adds them (7), p = 2 gives sqrt(9 + 16) = 5, p = 0 the max (4);
   // a zero roof contributes nothing.
   CHECK(ess::combine_roofs(3.0, 4.0, 0.0) == 4.0);

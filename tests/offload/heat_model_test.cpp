@@ -162,7 +162,7 @@ TEST_CASE("heat model: the logistic fit recovers a known separable rule") {
   CHECK_THROWS_AS(ess::fit_logistic(samples, -1.0), ess::InternalError);
 }
 
-TEST_CASE("heat model: precision, recall and F1 against a hand count; ranking by probability within the budget") {
+TEST_CASE("heat model: precision, recall and F1 against a hand count, and ranking by probability within the budget") {
   const ess::HeatMetrics m{2, 10, 4, 16};
   CHECK(m.precision() == Approx(0.4));
   CHECK(m.recall() == Approx(0.25));
@@ -232,7 +232,7 @@ TEST_CASE("heat model: a bad model file fails naming the file, the JSON path and
   fails(bad("\"sha256\": \"aaaa", "\"sha256\": \"AAAA"), "/training/traces/0/sha256", "hexadecimal");
 }
 
-TEST_CASE("heat model: the learned predictor runs in a cache simulation; a threshold of 1 predicts nothing") {
+TEST_CASE("heat model: the learned predictor runs in a cache simulation, and a threshold of 1 predicts nothing") {
   ess::test::ScratchDir dir("heat-learned");
   ess::HeatModel m = example_model();
   m.threshold = 0.0;  // predicts its full budget

@@ -41,7 +41,7 @@ TEST_CASE("a policy parameter admits finite values within its bounds, open or cl
   CHECK(kHalfOpen.option() == "heat-decay");
 }
 
-TEST_CASE("values: the one given, else the declared default; a second set replaces the first") {
+TEST_CASE("values: the one given, else the declared default, and a second set replaces the first") {
   PolicyValues v;
   CHECK(v.of(kHalfOpen) == 0.9);
   v.set("heat_decay", 0.5);

@@ -136,7 +136,7 @@ TEST_CASE("the heat decay must be a number above 0 and at most 1") {
   CHECK(parse_command_line(with(full(), "--heat-decay", "1")).options.eviction_params.of(ess::heat_eviction_params()[0]) == 1.0);
 }
 
-TEST_CASE("unknown choices list the accepted ones; dba is refused by name") {
+TEST_CASE("unknown choices list the accepted ones, and dba is refused by name") {
   CHECK(error_of(with(full(), "--eviction", "random")) ==
         "--eviction: unknown value 'random' (expected one of: lru, fifo, heat)");
   CHECK(error_of(with(full(), "--overlap", "dba")) ==

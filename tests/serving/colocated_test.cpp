@@ -89,7 +89,7 @@ TEST_CASE("colocated: a prompt on one GPU slows the decode steps of every GPU (i
   CHECK(run.requests[0].finish == Approx(1.0 + 2 * 0.910 + 2 * 0.010));
 }
 
-TEST_CASE("colocated mode takes a token budget; the chunk grid spans the budget and the prompts", "[serving][colocated]") {
+TEST_CASE("colocated mode takes a token budget, and the chunk grid spans the budget and the prompts", "[serving][colocated]") {
   const Scenario s = colocated(2048);
   CHECK(s.serving->prefill.colocated());
   CHECK(s.serving->prefill.tokens_per_gpu == 2048);

@@ -50,7 +50,7 @@ TEST_CASE("a shared link is never idle while a flow on it is in flight", "[servi
   CHECK(last == Approx(bytes / 25.0));
 }
 
-TEST_CASE("an empty flow is done at its start; a malformed one is an internal error", "[serving][links]") {
+TEST_CASE("an empty flow is done at its start, and a malformed one is an internal error", "[serving][links]") {
   CHECK(share_links({1.0}, {LinkFlow{3.0, 0.0, {}}}).at(0) == 3.0);
   CHECK(share_links({1.0}, {}).empty());
   CHECK_THROWS_AS(share_links({1.0}, {LinkFlow{0.0, 1.0, {}}}), InternalError);

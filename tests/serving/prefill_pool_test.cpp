@@ -26,7 +26,7 @@ Scenario disaggregated(int instances, std::int64_t tokens_per_gpu) {
 
 }  // namespace
 
-TEST_CASE("a prefill instance steps whenever a GPU has work; a request waits for the step in flight", "[serving][prefill]") {
+TEST_CASE("a prefill instance steps whenever a GPU has work, and a request waits for the step in flight", "[serving][prefill]") {
   const Scenario s = disaggregated(1, 4096);
   const ServingMemory memory(s, 1000, 3000, std::nullopt);
   const std::vector<Request> requests = {{0, 0.0, 1000, 10}, {1, 0.5, 1000, 10}};
@@ -53,7 +53,7 @@ TEST_CASE("a prefill instance steps whenever a GPU has work; a request waits for
   CHECK(run.requests[1].transfer_s == Approx(t.seconds));
 }
 
-TEST_CASE("prompts that arrive together spread over the GPUs and share a step; a long one is chunked", "[serving][prefill]") {
+TEST_CASE("prompts that arrive together spread over the GPUs and share a step, and a long one is chunked", "[serving][prefill]") {
   const Scenario s = disaggregated(1, 1000);
   const ServingMemory memory(s, 1000, 3000, std::nullopt);
   const std::vector<Request> requests = {{0, 0.0, 1000, 10}, {1, 0.0, 1000, 10}, {2, 0.0, 2500, 10}};

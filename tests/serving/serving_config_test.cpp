@@ -79,7 +79,7 @@ TEST_CASE("bad serving values are ConfigErrors naming the field and what was exp
   CHECK_THAT(error_of({"serving.controller.decrease=1"}), Catch::Contains("must be in (0, 1)"));
 }
 
-TEST_CASE("a GPU power with busy below idle is an error; a hardware without power has none", "[serving][config]") {
+TEST_CASE("a GPU power with busy below idle is an error, and a hardware without power has none", "[serving][config]") {
   std::string pointer;
   CHECK_THAT(error_of({"hardware.gpu.power.idle=800W"}, &pointer), Catch::Contains("at least the idle power"));
   CHECK(pointer == "/hardware/gpu/power/busy");
