@@ -77,8 +77,6 @@ double alltoall_seconds(const AlltoallSplit& s, double intra_latency, double int
   return std::max(intra, inter);
 }
 
-double logistic(double u) { return 1.0 / (1.0 + std::exp(-u)); }
-double logit(double e) { return std::log(e / (1.0 - e)); }
 constexpr double kLatencyScale = 1e-6;  // latency = exp(x) us
 
 }  // namespace

@@ -7,6 +7,7 @@
 // same quantity: (predicted - measured) / measured.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -27,6 +28,11 @@ class FitError : public InputError {
  public:
   using InputError::InputError;
 };
+
+// The maps the Levenberg-Marquardt fits use to keep an efficiency in (0, 1) while its unknown
+// ranges over the reals: efficiency = logistic(u), u = logit(efficiency).
+[[nodiscard]] inline double logistic(double u) { return 1.0 / (1.0 + std::exp(-u)); }
+[[nodiscard]] inline double logit(double e) { return std::log(e / (1.0 - e)); }
 
 // The median (the mean of the middle two for an even count). Throws InternalError if empty.
 [[nodiscard]] double median(std::vector<double> v);

@@ -14,8 +14,6 @@ namespace ess {
 
 namespace {
 
-double logistic(double u) { return 1.0 / (1.0 + std::exp(-u)); }
-double logit(double e) { return std::log(e / (1.0 - e)); }
 
 // Scales that keep the five unknowns near 1 in size (the LM step sizes are relative).
 constexpr double kFlopScale = 1e9;    // compute_ramp = exp(x) GFLOP

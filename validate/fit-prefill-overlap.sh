@@ -11,7 +11,8 @@
 #
 #   validate/fit-prefill-overlap.sh [ESS_SIM]
 #
-# The value in scenarios/engines/*.json is this script's joint fit rounded to 0.01 (2026-12-06).
+# The value in scenarios/engines/*.json is this script's joint fit rounded to 0.01 (2026-12-06:
+# 0.7206, with the MoE permutations around the experts priced; 0.7199 before them).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 exe="${1:-build/release/ess-sim}"

@@ -57,6 +57,10 @@ inline constexpr std::string_view router_topk = "router_topk";
 inline constexpr std::string_view shared_gate_up = "shared_gate_up";
 inline constexpr std::string_view shared_act = "shared_act";
 inline constexpr std::string_view shared_down = "shared_down";
+// Prefill (DeepEP normal kernels): the received tokens copied into expert-major rows for the
+// contiguous grouped GEMM, and the expert rows summed back into one row per token.
+inline constexpr std::string_view experts_permute = "experts_permute";
+inline constexpr std::string_view experts_unpermute = "experts_unpermute";
 inline constexpr std::string_view experts_gate_up = "experts_gate_up";
 inline constexpr std::string_view experts_act = "experts_act";
 inline constexpr std::string_view experts_down = "experts_down";

@@ -1,6 +1,7 @@
 #include "sim/graph/step_blocks.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <stdexcept>
 #include <string>
@@ -10,6 +11,7 @@
 #include "models/elementwise.h"
 #include "models/gemm.h"
 #include "models/norm.h"
+#include "models/row_gather.h"
 #include "sim/base/error.h"
 #include "sim/base/op_names.h"
 
@@ -300,6 +302,7 @@ StepBlocks::ExpertTraffic StepBlocks::route_experts(int layer, std::int64_t T, R
   // Tokens routed one by one per GPU and pass (at most max_routed, when given).
   const std::int64_t routed = max_routed > 0 ? std::min(T, max_routed) : T;
   std::vector<double> moved;  // [src * ep + rank of dst in the group], per_node only
+  std::vector<double> received;  // [gpu], per_node only
   std::vector<std::int64_t> rank_stamp;  // per rank of the group: the last token that reached it
   std::vector<std::int64_t> node_stamp;  // per node of the group: the same
   std::vector<std::int64_t> rank_tokens;  // per src: tokens sent to each rank of the group
@@ -308,6 +311,7 @@ StepBlocks::ExpertTraffic StepBlocks::route_experts(int layer, std::int64_t T, R
   const std::size_t nodes = E > L ? E / L : 1;
   if (per_node) {
     moved.assign(G * E, 0.0);
+    received.assign(G, 0.0);
     rank_tokens.assign(E, 0);
     node_tokens.assign(nodes, 0);
     rank_stamp.assign(E, -1);
@@ -345,7 +349,10 @@ StepBlocks::ExpertTraffic StepBlocks::route_experts(int layer, std::int64_t T, R
         ++node_tokens[n];
       }
     }
-    if (per_node) spread_node_copies(src, group_start, E, L, nodes, rank_tokens, node_tokens, moved);
+    if (per_node) {
+      spread_node_copies(src, group_start, E, L, nodes, rank_tokens, node_tokens, moved);
+      for (std::size_t r = 0; r < E; ++r) received[group_start + r] += static_cast<double>(rank_tokens[r]);
+    }
   }
 
   // Sampled routing: each sampled token stands for T / routed tokens.
@@ -355,8 +362,9 @@ StepBlocks::ExpertTraffic StepBlocks::route_experts(int layer, std::int64_t T, R
     std::for_each(pair_count.begin(), pair_count.end(), scaled);
     std::for_each(expert_rows.begin(), expert_rows.end(), scaled);
     for (double& m : moved) m *= scale;
+    for (double& r : received) r *= scale;
   }
-  return {std::move(pair_count), std::move(expert_rows), std::move(moved)};
+  return {std::move(pair_count), std::move(expert_rows), std::move(moved), std::move(received)};
 }
 
 void StepBlocks::add_moe(std::vector<GpuStepPlan>& gpus, int layer, std::int64_t T, Rng& rng, AlltoallDedup dedup,
@@ -420,10 +428,25 @@ void StepBlocks::add_moe(std::vector<GpuStepPlan>& gpus, int layer, std::int64_t
     out.push_back(alltoall(g, segname::dispatch, dispatch_bytes, false));
 
     // Each expert's own rows: the kernel pads every expert to whole tiles (models/gemm.h).
-    add_experts(out, layer,
-                std::span<const std::int64_t>(expert_rows.data() + g * static_cast<std::size_t>(experts_per_gpu),
-                                              static_cast<std::size_t>(experts_per_gpu)),
-                moe.expert_intermediate);
+    const std::span<const std::int64_t> rows(expert_rows.data() + g * static_cast<std::size_t>(experts_per_gpu),
+                                             static_cast<std::size_t>(experts_per_gpu));
+    // DeepEP's normal dispatch delivers each token once per GPU, in arrival order; the contiguous
+    // grouped GEMM wants its rows expert by expert: the engines copy them there (SGLang's and
+    // vLLM's ep_scatter) and sum each token's expert rows back with its weights (ep_gather).
+    std::int64_t expert_copies = 0;
+    for (const std::int64_t r : rows) expert_copies += r;
+    const auto tokens_here = static_cast<std::int64_t>(std::llround(per_node ? traffic.received[g] : 0.0));
+    if (per_node) {
+      append(out, layer, segname::experts,
+             kernel(opname::experts_permute, OpCategory::elementwise,
+                    row_gather({tokens_here, expert_copies, dispatch_bytes, dispatch_bytes}, hw_)));
+    }
+    add_experts(out, layer, rows, moe.expert_intermediate);
+    if (per_node) {
+      const double row = static_cast<double>(m_.hidden) * bytes_per_element(act);
+      append(out, layer, segname::experts,
+             kernel(opname::experts_unpermute, OpCategory::elementwise, row_gather({expert_copies, tokens_here, row, row}, hw_)));
+    }
 
     // Expert outputs go back to the GPU each token came from.
     out.push_back(alltoall(g, segname::combine, combine_bytes, true));

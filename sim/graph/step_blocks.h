@@ -99,6 +99,7 @@ class StepBlocks {
     std::vector<std::int64_t> pairs;        // [src * ep + rank of dst in the group]: routed (token, expert) pairs
     std::vector<std::int64_t> expert_rows;  // [gpu * experts per GPU + local expert]: rows each expert received
     std::vector<double> moved;              // per_node only, as `pairs`: the copies that cross, deduplicated
+    std::vector<double> received;           // per_node only, [gpu]: tokens it received (each once, however many of its experts)
   };
   // Routes `tokens` tokens per GPU (at most max_routed one by one, when > 0, the counts scaled by
   // tokens / routed): each token picks experts_per_token distinct physical experts of its EP group.

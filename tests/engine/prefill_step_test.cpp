@@ -134,7 +134,7 @@ TEST_CASE("a prefill step runs causal attention, no decode attention, and the LM
   CHECK(plan.context == 4);
 }
 
-TEST_CASE("the prefill all-to-all sends a token once per remote node and holds its SMs; decode's once per copy") {
+TEST_CASE("the prefill all-to-all sends a token once per remote node and holds its SMs, and decode's once per copy") {
   // 2 nodes of 2 GPUs, EP4, top-4 of 4 experts: every token goes to all 4 GPUs, 2 of them remote.
   nlohmann::json doc = prefill_scenario(four_expert_model(), 2, 2, 8, 8);
   const ess::Scenario s = load(doc);
@@ -148,7 +148,8 @@ TEST_CASE("the prefill all-to-all sends a token once per remote node and holds i
     const ess::Segment& dispatch = first_of(gpus[0], ess::SegmentKind::alltoall, "dispatch");
     const double copies = dedup == ess::AlltoallDedup::per_copy ? 2.0 : 1.0;
     CHECK(remote_send_bytes(dispatch, 0, 2) == Approx(static_cast<double>(T) * copies * copy));
-    CHECK(dispatch.sm_fraction == (dedup == ess::AlltoallDedup::per_node ? Approx(20.0 / 100.0) : Approx(0.0)));
+    // The default engine (deepseek) holds 24 SMs, of the test GPU's 100.
+    CHECK(dispatch.sm_fraction == (dedup == ess::AlltoallDedup::per_node ? Approx(24.0 / 100.0) : Approx(0.0)));
   }
   // Without the GPU's SM count the share cannot be told: the error names both fields.
   doc["hardware"]["gpu"].erase("sm_count");
@@ -286,4 +287,54 @@ TEST_CASE("commands that work on decode steps refuse a prefill scenario and say 
   const ess::Preflight p = ess::preflight(s, 0, 0, ess::ResourceLimits{});
   CHECK(p.steps == 1);
   CHECK(p.batch_per_gpu == 0);
+}
+
+TEST_CASE("the normal all-to-all's tokens are permuted into expert rows before the experts and summed back after them") {
+  // 2 GPUs of 2 experts each, every token picks all 4: each GPU receives all 2 x 1024 tokens once
+  // and holds 2 expert rows of each.
+  const ess::Scenario s = load(prefill_scenario(four_expert_model(), 2, 1, 1024, 1024));
+  const ess::StepBlocks blocks(s);
+  const auto op_of = [](const ess::GpuStepPlan& g, std::string_view name) -> const ess::Op* {
+    for (const auto& seg : g.segments) {
+      for (const auto& o : seg.ops) {
+        if (o.name == name) return &o;
+      }
+    }
+    return nullptr;
+  };
+  std::vector<ess::GpuStepPlan> prefill(2);
+  ess::Rng rng(3);
+  blocks.add_moe(prefill, 0, 1024, rng, ess::AlltoallDedup::per_node);
+  const double received = 2.0 * 1024.0;
+  const double rows = 2.0 * received;
+  const double fp8_row = ess::dispatch_bytes_per_copy(4096).value();
+  const double bf16_row = 4096.0 * 2.0;
+  for (const auto& g : prefill) {
+    const ess::Op* in = op_of(g, ess::opname::experts_permute);
+    const ess::Op* out = op_of(g, ess::opname::experts_unpermute);
+    REQUIRE(in != nullptr);
+    REQUIRE(out != nullptr);
+    CHECK(in->bytes.value() == Approx((received + rows) * fp8_row));
+    CHECK(out->bytes.value() == Approx((rows + received) * bf16_row));
+    CHECK(in->time.value() > 0.0);
+    // In order: dispatch, permute, the experts, unpermute, combine.
+    std::vector<std::string_view> order;
+    for (const auto& seg : g.segments) {
+      if (seg.kind == ess::SegmentKind::alltoall) order.push_back(seg.label);
+      for (const auto& o : seg.ops) {
+        if (o.name == ess::opname::experts_permute || o.name == ess::opname::experts_gate_up ||
+            o.name == ess::opname::experts_unpermute) {
+          order.push_back(o.name);
+        }
+      }
+    }
+    CHECK(order == std::vector<std::string_view>{"dispatch", ess::opname::experts_permute, ess::opname::experts_gate_up,
+                                                 ess::opname::experts_unpermute, "combine"});
+  }
+  // Decode's low-latency kernels deliver expert-major rows themselves: no permutation.
+  std::vector<ess::GpuStepPlan> decode(2);
+  ess::Rng rng2(3);
+  blocks.add_moe(decode, 0, 1024, rng2, ess::AlltoallDedup::per_copy);
+  CHECK(op_of(decode[0], ess::opname::experts_permute) == nullptr);
+  CHECK(op_of(decode[0], ess::opname::experts_unpermute) == nullptr);
 }
