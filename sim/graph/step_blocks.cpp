@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 
@@ -433,20 +434,15 @@ void StepBlocks::add_moe(std::vector<GpuStepPlan>& gpus, int layer, std::int64_t
     // DeepEP's normal dispatch delivers each token once per GPU, in arrival order; the contiguous
     // grouped GEMM wants its rows expert by expert: the engines copy them there (SGLang's and
     // vLLM's ep_scatter) and sum each token's expert rows back with its weights (ep_gather).
-    std::int64_t expert_copies = 0;
-    for (const std::int64_t r : rows) expert_copies += r;
-    const auto tokens_here = static_cast<std::int64_t>(std::llround(per_node ? traffic.received[g] : 0.0));
-    if (per_node) {
-      append(out, layer, segname::experts,
-             kernel(opname::experts_permute, OpCategory::elementwise,
-                    row_gather({tokens_here, expert_copies, dispatch_bytes, dispatch_bytes}, hw_)));
-    }
+    // `permute(name, from, to, row_bytes)`: `from` rows read, `to` written.
+    const auto permute = [&](std::string_view name, std::int64_t from, std::int64_t to, double row_bytes) {
+      append(out, layer, segname::experts, kernel(name, OpCategory::elementwise, row_gather({from, to, row_bytes, row_bytes}, hw_)));
+    };
+    const std::int64_t expert_copies = std::accumulate(rows.begin(), rows.end(), std::int64_t{0});
+    const std::int64_t tokens_here = per_node ? std::llround(traffic.received[g]) : 0;
+    if (per_node) permute(opname::experts_permute, tokens_here, expert_copies, dispatch_bytes);
     add_experts(out, layer, rows, moe.expert_intermediate);
-    if (per_node) {
-      const double row = static_cast<double>(m_.hidden) * bytes_per_element(act);
-      append(out, layer, segname::experts,
-             kernel(opname::experts_unpermute, OpCategory::elementwise, row_gather({expert_copies, tokens_here, row, row}, hw_)));
-    }
+    if (per_node) permute(opname::experts_unpermute, expert_copies, tokens_here, static_cast<double>(m_.hidden) * bytes_per_element(act));
 
     // Expert outputs go back to the GPU each token came from.
     out.push_back(alltoall(g, segname::combine, combine_bytes, true));

@@ -30,8 +30,8 @@
 
 #include "sim/config/scenario.h"
 #include "sim/graph/prefill_step.h"
-#include "sim/serving/cache_transfer.h"
 #include "sim/serving/arrivals.h"
+#include "sim/serving/cache_transfer.h"
 #include "sim/serving/serving_memory.h"
 #include "sim/serving/step_table.h"
 
