@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <sstream>
 
 #include "sim/base/error.h"
@@ -53,6 +54,27 @@ int report_error(const std::exception& e, std::ostream& err) {
   return code;
 }
 
+namespace {
+
+// Every floating-point option of every subcommand takes finite numbers only: CLI11 reads "nan" and
+// "inf" as doubles, and a NaN passes CLI::Range (both comparisons are false).
+void require_finite_numbers(CLI::App& app) {
+  const CLI::Validator finite(
+      [](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (end != text.c_str() && !std::isfinite(v)) return "expected a finite number, got " + text;
+        return {};
+      },
+      "", "finite");
+  for (CLI::Option* o : app.get_options()) {
+    if (o->get_type_name().find("FLOAT") != std::string::npos) o->check(finite);
+  }
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) require_finite_numbers(*sub);
+}
+
+}  // namespace
+
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
   CLI::App app{"ess-sim: simulates LLM decode steps with ESS latent-cache offload on multi-GPU nodes.\n"
                "Scenarios are JSON files (see scenarios/README.md); presets are listed by `ess-sim presets`.",
@@ -75,6 +97,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   add_search_command(app, action);
   add_compare_command(app, action);
   add_train_predictor_command(app, action);
+  require_finite_numbers(app);
 
   // The first word that is not an option names the subcommand. CLI11 would answer an unknown one
   // followed by --help with the main help and exit 0; say it is unknown instead.

@@ -35,7 +35,7 @@ void add_bench_command(CLI::App& app, CommandAction& action) {
   cmd->callback([o, &action] {
     action = [o](std::ostream& out) {
       const Scenario scenario = load_scenario(o->file, parse_overrides(o->sets));
-      if (scenario.serving) return bench_serving_scenario(scenario, o->json, out);
+      if (scenario.serving) return bench_serving_scenario(scenario, o->json, resource_limits(o->allow_large), out);
       Simulation sim(scenario, SimulationOptions{o->steps, 0, resource_limits(o->allow_large)});
       const auto begin = std::chrono::steady_clock::now();
       const RunResult r = sim.run();

@@ -45,7 +45,7 @@ void add_run_command(CLI::App& app, CommandAction& action) {
   cmd->callback([o, &action] {
     action = [o](std::ostream& out) {
       const Scenario scenario = load_scenario(o->file, parse_overrides(o->sets));
-      if (scenario.serving) return run_serving_scenario(scenario, o->out_dir, o->json, out);
+      if (scenario.serving) return run_serving_scenario(scenario, o->out_dir, o->json, resource_limits(o->allow_large), out);
       // Without -o nothing is written, so no trace is recorded.
       SimulationOptions options{o->steps, o->out_dir.empty() ? 0 : o->trace_steps, resource_limits(o->allow_large)};
       options.access_store = o->access_store;

@@ -44,8 +44,9 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
-int run_serving_scenario(const Scenario& s, const std::string& out_dir, bool json, std::ostream& out) {
-  Prepared p = prepare(s);
+int run_serving_scenario(const Scenario& s, const std::string& out_dir, bool json, const ResourceLimits& limits,
+                         std::ostream& out) {
+  Prepared p = prepare(s, limits);
   const StepModel model = build_step_model(s, p.memory, p.grid);
   const ServingRun run = serve(s, p, model);
   const auto results = results_document(s, serving_json(s, run, model, p.memory));
@@ -126,9 +127,9 @@ nlohmann::ordered_json chunk_checks(const Scenario& s, const StepModel& model, c
 
 }  // namespace
 
-int bench_serving_scenario(const Scenario& s, bool json, std::ostream& out) {
+int bench_serving_scenario(const Scenario& s, bool json, const ResourceLimits& limits, std::ostream& out) {
   const auto t0 = std::chrono::steady_clock::now();
-  Prepared p = prepare(s);
+  Prepared p = prepare(s, limits);
   const StepModel model = build_step_model(s, p.memory, p.grid);
   const bool disaggregated = s.serving->prefill.disaggregated();
   const bool colocated = s.serving->prefill.colocated();
@@ -179,6 +180,9 @@ int bench_serving_scenario(const Scenario& s, bool json, std::ostream& out) {
                                   {"steps", run.steps.size()},
                                   {"table_points", table_points},
                                   {"table_wall_s", table_s},
+                                  {"estimated_table_runs", p.table_runs},
+                                  {"estimated_wall_s", p.estimate.wall_seconds()},
+                                  {"estimated_memory_bytes", p.estimate.memory_bytes()},
                                   {"loop_wall_s", loop_s},
                                   {"wall_s", total_s},
                                   {"interpolation_checks", checks},
@@ -201,6 +205,7 @@ int bench_serving_scenario(const Scenario& s, bool json, std::ostream& out) {
                 (s.name.empty() ? s.origin : s.name).c_str(), load.c_str(), s.hardware.total_gpus(),
                 p.requests.size(), run.steps.size(), total_s, table_s, table_points, loop_s, worst * 100, checks.size());
   out << buf;
+  out << "  preflight estimate   " << describe_estimate(p.estimate);
   for (const auto& c : checks) {
     std::snprintf(buf, sizeof buf, "    batch %3lld context %7lld: table %.3f ms, direct %.3f ms (%+.2f%%)\n",
                   static_cast<long long>(c.at("batch_per_gpu").get<std::int64_t>()),

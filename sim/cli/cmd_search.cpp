@@ -283,7 +283,10 @@ void add_pd_command(CLI::App* search, CommandAction& action) {
   pdc->add_option("--colocated-tokens", pd->colocated_tokens, "Colocated step budget per GPU (default " + std::to_string(kColocatedTokensPerGpu) + ")")
       ->check(CLI::Range(1, 1048576));
   pdc->add_flag("--json", pd->json, "Print a JSON object instead of the table");
-  pdc->callback([pd, &action] {
+  auto allow_large = std::make_shared<bool>(false);
+  add_allow_large_flag(*pdc, *allow_large);
+  pdc->callback([pd, allow_large, &action] {
+    pd->limits = resource_limits(*allow_large);
     action = [pd](std::ostream& out) { return search_pd(*pd, out); };
   });
 }

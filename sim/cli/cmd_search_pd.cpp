@@ -1,6 +1,7 @@
 // `ess-sim search pd`: for a disaggregated serving scenario's workload and SLOs, the fewest GPUs
 // that serve it, over decode node counts and prefill instances, against the colocated
 // alternative (the decode nodes prefilling their own prompts in chunks).
+#include <cmath>
 #include <cstdio>
 #include <optional>
 #include <string>
@@ -54,12 +55,16 @@ nlohmann::ordered_json probe_row(const nlohmann::ordered_json& j, double attainm
           {"meets", meets}};
 }
 
+// A latency statistic, NaN when no request completed (results.json holds null).
+double statistic(const nlohmann::ordered_json& v) { return v.is_number() ? v.get<double>() : std::nan(""); }
+
 // Why the last probe of a decode node count missed: the SLO, incomplete requests, or steps too
 // empty for more prefill instances to help.
 std::string why_missed(const nlohmann::ordered_json& last, const SloConfig& slo, double attainment, bool disaggregated) {
   std::string why = std::to_string(static_cast<int>(last.at("good_share").get<double>() * 100.0)) +
                     "% of requests meet the SLOs (needed " + std::to_string(static_cast<int>(attainment * 100.0)) + "%)";
-  const double ttft = last.at("ttft_p99_s").get<double>();
+  const double ttft = statistic(last.at("ttft_p99_s"));
+  const double tpot = statistic(last.at("tpot_p99_s"));
   const bool incomplete = last.at("incomplete").get<std::int64_t>() > 0;
   if (disaggregated && !incomplete && last.at("prefill_step_fill").get<double>() < 0.5 && slo.ttft && ttft > slo.ttft->value()) {
     why += "; the prefill steps are " + std::to_string(static_cast<int>(last.at("prefill_step_fill").get<double>() * 100.0)) +
@@ -69,9 +74,10 @@ std::string why_missed(const nlohmann::ordered_json& last, const SloConfig& slo,
     why += disaggregated ? "; requests are left incomplete: the decode side cannot keep up with the arrivals"
                          : "; requests are left incomplete: the nodes cannot keep up with the arrivals";
   }
+  if (std::isnan(ttft)) why += "; no request completed";
   if (slo.ttft && ttft > slo.ttft->value()) why += "; TTFT p99 " + fmt("%.2f s", ttft) + " against the SLO's " + fmt("%.2f s", slo.ttft->value());
-  if (slo.tpot && last.at("tpot_p99_s").get<double>() > slo.tpot->value()) {
-    why += "; TPOT p99 " + fmt("%.2f ms", last.at("tpot_p99_s").get<double>() * 1e3) + " against the SLO's " +
+  if (slo.tpot && tpot > slo.tpot->value()) {
+    why += "; TPOT p99 " + fmt("%.2f ms", tpot * 1e3) + " against the SLO's " +
            fmt("%.2f ms", slo.tpot->value() * 1e3);
   }
   return why;
@@ -80,7 +86,7 @@ std::string why_missed(const nlohmann::ordered_json& last, const SloConfig& slo,
 // Prefill instances 1 .. max for the decode side of `s`, until one meets the SLOs; both step
 // tables are built once (neither depends on the instance count).
 std::optional<Candidate> search_instances(const Scenario& s, const PdSearch& q, nlohmann::ordered_json& rows, std::string& why) {
-  const Prepared p = prepare(s);
+  const Prepared p = prepare(s, q.limits);
   const StepModel model = build_step_model(s, p.memory, p.grid);
   const StepTable prefill = build_prefill_table(s, prefill_table_grid(s, p.requests));
   const int gpus_per_node = s.hardware.gpu.count;
@@ -109,7 +115,7 @@ std::optional<Candidate> search_instances(const Scenario& s, const PdSearch& q, 
 
 // The colocated alternative on the decode side of `s`: its nodes prefill their own prompts.
 std::optional<Candidate> probe_colocated(const Scenario& s, const PdSearch& q, nlohmann::ordered_json& rows, std::string& why) {
-  const Prepared p = prepare(s);
+  const Prepared p = prepare(s, q.limits);
   const StepModel model = build_step_model(s, p.memory, p.grid);
   const ServingRun run = serve(s, p, model);
   const auto j = serving_json(s, run, model, p.memory);
@@ -131,8 +137,8 @@ void print_text(const Scenario& base, const PdSearch& q, const nlohmann::ordered
   char line[240];
   for (const auto& r : doc.at("probes")) {
     std::snprintf(line, sizeof line, "  %12d  %9d  %12d  %12.2f  %13.2f  %9.1f%%  %11.0f%%%s\n", r.at("decode_nodes").get<int>(),
-                  r.at("prefill_instances").get<int>(), r.at("prefill_gpus").get<int>(), r.at("ttft_p99_s").get<double>(),
-                  r.at("tpot_p99_s").get<double>() * 1e3, r.at("good_share").get<double>() * 100.0,
+                  r.at("prefill_instances").get<int>(), r.at("prefill_gpus").get<int>(), statistic(r.at("ttft_p99_s")),
+                  statistic(r.at("tpot_p99_s")) * 1e3, r.at("good_share").get<double>() * 100.0,
                   r.at("prefill_step_fill").get<double>() * 100.0, r.at("incomplete").get<std::int64_t>() > 0 ? "  (requests incomplete)" : "");
     out << line;
   }
@@ -141,7 +147,7 @@ void print_text(const Scenario& base, const PdSearch& q, const nlohmann::ordered
     out << "  decode nodes  GPUs  TTFT p99 (s)  TPOT p99 (ms)  within SLO  step time on chunks\n";
     for (const auto& r : doc.at("colocated")) {
       std::snprintf(line, sizeof line, "  %12d  %4d  %12.2f  %13.2f  %9.1f%%  %18.0f%%%s\n", r.at("decode_nodes").get<int>(),
-                    r.at("gpus").get<int>(), r.at("ttft_p99_s").get<double>(), r.at("tpot_p99_s").get<double>() * 1e3,
+                    r.at("gpus").get<int>(), statistic(r.at("ttft_p99_s")), statistic(r.at("tpot_p99_s")) * 1e3,
                     r.at("good_share").get<double>() * 100.0, r.at("prefill_time_share").get<double>() * 100.0,
                     r.at("incomplete").get<std::int64_t>() > 0 ? "  (requests incomplete)" : "");
       out << line;

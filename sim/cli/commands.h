@@ -30,8 +30,9 @@ void add_set_option(CLI::App& command, std::vector<std::string>& sets, const std
 
 // A scenario with a "serving" section (cmd_run_serving.cpp): `run` and `bench` call these.
 struct Scenario;
-int run_serving_scenario(const Scenario& s, const std::string& out_dir, bool json, std::ostream& out);
-int bench_serving_scenario(const Scenario& s, bool json, std::ostream& out);
+int run_serving_scenario(const Scenario& s, const std::string& out_dir, bool json, const ResourceLimits& limits,
+                         std::ostream& out);
+int bench_serving_scenario(const Scenario& s, bool json, const ResourceLimits& limits, std::ostream& out);
 // `search pd` (cmd_search_pd.cpp): for a disaggregated serving scenario, on each decode node count
 // (the scenario's when empty) the fewest prefill instances (1 .. max_instances) with which every
 // request completes and `attainment` of them meet serving.slo, and with `colocated` the same nodes
@@ -46,6 +47,7 @@ struct PdSearch {
   bool colocated = false;
   std::int64_t colocated_tokens = kColocatedTokensPerGpu;
   bool json = false;
+  ResourceLimits limits;  // each probe's preflight (serving_preflight.h); --allow-large lifts them
 };
 int search_pd(const PdSearch& q, std::ostream& out);
 

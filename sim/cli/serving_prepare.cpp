@@ -5,6 +5,7 @@
 
 #include "sim/config/config_error.h"
 #include "sim/serving/prefill_pool.h"
+#include "sim/serving/serving_preflight.h"
 
 namespace ess {
 
@@ -19,20 +20,26 @@ void check_serving_scenario(const Scenario& s) {
   }
 }
 
-Prepared prepare(const Scenario& s) {
+Prepared prepare(const Scenario& s, const ResourceLimits& limits) {
   check_serving_scenario(s);
+  ResourceEstimate estimate = estimate_requests(s);
+  enforce_limits(estimate, limits);
   std::vector<Request> requests = arrivals(*s.serving, s.seed);
-  std::int64_t lo = 0;
-  std::int64_t hi = 0;
-  for (const auto& r : requests) {
-    const std::int64_t n = r.prompt_tokens + r.output_tokens;
-    lo = lo == 0 ? n : std::min(lo, n);
-    hi = std::max(hi, n);
-  }
-  if (requests.empty()) lo = hi = std::max<std::int64_t>(1, s.workload.context_length);
-  ServingMemory memory(s, lo, hi, s.serving->max_batch_per_gpu);
+  std::vector<std::int64_t> lengths;
+  lengths.reserve(requests.size());
+  for (const auto& r : requests) lengths.push_back(r.prompt_tokens + r.output_tokens);
+  const std::int64_t none = std::max<std::int64_t>(1, s.workload.context_length);
+  ServingMemory memory = requests.empty() ? ServingMemory(s, none, none, s.serving->max_batch_per_gpu)
+                                          : ServingMemory(s, std::move(lengths), s.serving->max_batch_per_gpu);
+  // A request no GPU holds is named before any step table is built.
+  check_requests_fit(s, requests, memory);
   TableGrid grid = table_grid(s, memory, requests);
-  return {std::move(requests), std::move(memory), std::move(grid)};
+  std::int64_t runs = 0;
+  const ResourceEstimate tables = estimate_tables(s, memory, grid, requests, runs);
+  estimate.memory.insert(estimate.memory.end(), tables.memory.begin(), tables.memory.end());
+  estimate.wall.insert(estimate.wall.end(), tables.wall.begin(), tables.wall.end());
+  enforce_limits(estimate, limits);
+  return {std::move(requests), std::move(memory), std::move(grid), std::move(estimate), runs};
 }
 
 ServingRun serve(const Scenario& s, const Prepared& p, const StepModel& model, ChunkModel* chunks) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sim/config/scenario.h"
+#include "sim/engine/preflight.h"
 #include "sim/serving/arrivals.h"
 #include "sim/serving/serving_loop.h"
 #include "sim/serving/serving_memory.h"
@@ -21,10 +22,14 @@ struct Prepared {
   std::vector<Request> requests;
   ServingMemory memory;
   TableGrid grid;
+  ResourceEstimate estimate;  // the requests' and every step-table run's (sim/serving/serving_preflight.h)
+  std::int64_t table_runs = 0;
 };
 
-// The scenario checked, its requests, the memory plan over their lengths and the decode table's grid.
-[[nodiscard]] Prepared prepare(const Scenario& s);
+// The scenario checked, its requests, the memory plan over their lengths and the decode table's
+// grid, with serving's preflight: the requests are estimated before they are drawn and the
+// step-table runs before any is built, each stage refused beyond `limits` (ResourceError).
+[[nodiscard]] Prepared prepare(const Scenario& s, const ResourceLimits& limits);
 
 // The serving run of each prefill mode: the decode loop alone, after the prefill pool
 // (disaggregated), or with prompt chunks in its steps (colocated). `chunks` receives the chunk

@@ -58,7 +58,7 @@ EngineConfig read_engine(ObjectReader& r) {
   e.eplb = r.choice("eplb", {"on", "off"}) == "on";
   e.prefill_alltoall_sms = static_cast<int>(r.integer("prefill_alltoall_sms", Range::closed(0, 4096)));
   e.prefill_alltoall_overlap_efficiency =
-      r.number("prefill_alltoall_overlap_efficiency", Range::left_open(0.0, 1.0));
+      r.number("prefill_alltoall_overlap_efficiency", Range::closed(kMinAlltoallOverlapEfficiency, 1.0));
   std::vector<std::string> rules;
   for (const auto& rule : cuda_graph_rules()) rules.emplace_back(rule.name);
   e.cuda_graph_sizes = r.choice("cuda_graph_sizes", rules);

@@ -17,6 +17,11 @@
 
 namespace ess {
 
+// The least engine.prefill_alltoall_overlap_efficiency accepted: a tenth of the ports' rate, seven
+// times below the 0.72 fitted on the measured prefill rows. Values near 0 are no deployment's and
+// broke the flow arithmetic (1e-9 gave a 1.26e9 s step, 1e-12 a step faster than at 1).
+inline constexpr double kMinAlltoallOverlapEfficiency = 0.1;
+
 inline constexpr std::string_view kDefaultEngine = "deepseek";
 
 struct EngineConfig {
@@ -38,7 +43,7 @@ struct EngineConfig {
   // The share of its bandwidth alone that the prefill all-to-all (those SM-holding kernels) keeps
   // while the other micro-batch computes beside it (two-batch overlap): its flows move each byte at
   // this share of the ports' rate. 1: unslowed, as DeepEP's unit tests run it.
-  double prefill_alltoall_overlap_efficiency = 1.0;
+  double prefill_alltoall_overlap_efficiency = 1.0;  // in [kMinAlltoallOverlapEfficiency, 1]
   // CUDA graphs: the batch sizes the engine captures (a rule of cuda_graph_rules(): "none", or an
   // engine's default list up to cuda_graph_max_batch); a decode batch is padded to the smallest
   // captured size >= it, and runs unpadded (eagerly) above the largest.

@@ -56,6 +56,10 @@ constexpr double kActivitiesPerLayer = 12.0;
 constexpr double kSecondsPerActivity = 2.0e-6;
 constexpr double kSecondsPerRoutedPick = 30.0e-9;
 constexpr double kSecondsPerSelected = 60.0e-9;
+// A prefill step routes its tokens in bulk: 1.78 s for DeepSeek's H800 prefill row (2 steps, 32
+// GPUs x 16,384 tokens x 8 picks x 61 layers, 5.1e8 picks: 3.5 ns each), doubled as the decode
+// constants are for slower machines.
+constexpr double kSecondsPerPrefillRoutedPick = 7.0e-9;
 // Writing the trace: 10 traced steps of dsv32-baseline-32k (8 GPUs, 62 layers) added 0.8 s to the
 // run, 3.6 us per event.
 constexpr double kSecondsPerTraceEvent = 4.0e-6;
@@ -78,7 +82,9 @@ std::string breakdown(const std::vector<ResourceEstimate::Part>& parts, bool byt
   return out.str();
 }
 
-void enforce(const ResourceEstimate& e, const ResourceLimits& limits) {
+}  // namespace
+
+void enforce_limits(const ResourceEstimate& e, const ResourceLimits& limits) {
   if (!limits.enforce) return;
   if (e.memory_bytes() > limits.memory_bytes) {
     throw ResourceError("this run would need about " + gigabytes(e.memory_bytes()) + " of memory, above the " +
@@ -91,6 +97,13 @@ void enforce(const ResourceEstimate& e, const ResourceLimits& limits) {
                         "\n  turn the setting of the largest part down, or pass --allow-large to run it anyway");
   }
 }
+
+std::string describe_estimate(const ResourceEstimate& e) {
+  return "about " + gigabytes(e.memory_bytes()) + " of memory:" + breakdown(e.memory, true) + "\n  about " +
+         rounded_duration(e.wall_seconds()) + " of wall time:" + breakdown(e.wall, false) + "\n";
+}
+
+namespace {
 
 // The calls the cache simulation will make (CacheSimulator::warm_up then step): every warm-up
 // window with a positive context, then every simulated step.
@@ -157,12 +170,12 @@ ResourceEstimate estimate_resources(const Scenario& s, std::int64_t batch_per_gp
     const double final_context = static_cast<double>(s.workload.context_length) +
                                  n_steps * s.workload.mtp.acceptance;
     const double sampled = static_cast<double>(s.cache.sampled_requests);
-    e.memory.push_back({"cache simulation", "cache.sampled_requests = " + std::to_string(s.cache.sampled_requests),
+    e.memory.push_back({kCacheSimulationPart, "cache.sampled_requests = " + std::to_string(s.cache.sampled_requests),
                         layers * sampled * final_context * kPoolBytesPerPosition});
     e.memory.push_back({"access model", "cache.access", access_model_bytes});
     const double top_k = static_cast<double>(m.indexer ? m.indexer->top_k : 0);
     const double windows = static_cast<double>(s.cache.warmup_windows);
-    e.wall.push_back({"cache simulation", "cache.sampled_requests x (cache.warmup_windows + steps) = " +
+    e.wall.push_back({kCacheSimulationPart, "cache.sampled_requests x (cache.warmup_windows + steps) = " +
                                               std::to_string(s.cache.sampled_requests) + " x " +
                                               std::to_string(static_cast<long long>(windows + n_steps)),
                       (windows + n_steps) * layers * sampled * top_k * kSecondsPerSelected});
@@ -175,13 +188,44 @@ ResourceEstimate estimate_resources(const Scenario& s, std::int64_t batch_per_gp
   return e;
 }
 
+ResourceEstimate::Part prefill_routing(const Scenario& s, std::int64_t tokens_per_gpu, std::int64_t steps) {
+  const auto& m = s.model;
+  const double gpus = static_cast<double>(s.hardware.total_gpus());
+  const double moe_layers = m.moe ? static_cast<double>(m.layers) : 0.0;
+  const double picks = m.moe ? static_cast<double>(m.moe->experts_per_token) : 0.0;
+  return {"MoE routing of prompt tokens", "GPUs x prompt tokens per GPU x " + std::to_string(steps) + " steps",
+          static_cast<double>(steps) * gpus * moe_layers * static_cast<double>(tokens_per_gpu) * picks * kSecondsPerPrefillRoutedPick};
+}
+
+ResourceEstimate estimate_prefill_resources(const Scenario& s, std::int64_t steps) {
+  const double gpus = static_cast<double>(s.hardware.total_gpus());
+  const double layers = static_cast<double>(s.model.layers);
+  const double n_steps = static_cast<double>(steps);
+  const double micro = static_cast<double>(s.execution.micro_batches);
+  const std::string gpus_knob = "hardware.nodes x hardware.gpu.count = " + std::to_string(static_cast<long long>(gpus)) + " GPUs";
+  const std::string steps_knob = std::to_string(steps) + " steps (prefill.steps)";
+  ResourceEstimate e;
+  const double per_gpu_plan = micro * layers * (kSegmentsPerLayer * static_cast<double>(sizeof(Segment)) +
+                                                kOpsPerLayer * static_cast<double>(sizeof(Op)));
+  e.memory.push_back({"step plans", gpus_knob, kPlansAlive * gpus * per_gpu_plan});
+  e.memory.push_back({"per-GPU records", gpus_knob + ", " + steps_knob, gpus * (kActorBytes + n_steps * kStepRecordBytes)});
+  e.memory.push_back({"program", "", kBaseBytes});
+  e.wall.push_back({"event simulation", gpus_knob + " x " + steps_knob, n_steps * gpus * micro * layers * kActivitiesPerLayer * kSecondsPerActivity});
+  ResourceEstimate::Part routing = prefill_routing(s, s.prefill->tokens_per_gpu, steps);
+  routing.knob = gpus_knob + " x prefill.tokens_per_gpu x " + steps_knob;
+  e.wall.push_back(std::move(routing));
+  return e;
+}
+
 namespace {
 
 // A prefill scenario: no decode batch or memory plan; its first step is priced (a cost model that
 // cannot price an operator fails here, as for decode).
-Preflight prefill_preflight(const Scenario& scenario, std::int64_t steps) {
+Preflight prefill_preflight(const Scenario& scenario, std::int64_t steps, const ResourceLimits& limits) {
   Preflight p;
   p.steps = steps > 0 ? steps : scenario.prefill->steps;
+  p.estimate = estimate_prefill_resources(scenario, p.steps);
+  enforce_limits(p.estimate, limits);
   const PrefillStepBuilder builder(scenario);
   Rng rng(scenario.seed);
   (void)builder.build(0, scenario_pieces(scenario), rng);
@@ -191,7 +235,7 @@ Preflight prefill_preflight(const Scenario& scenario, std::int64_t steps) {
 }  // namespace
 
 Preflight preflight(const Scenario& scenario, std::int64_t steps, int trace_steps, const ResourceLimits& limits) {
-  if (scenario.prefill) return prefill_preflight(scenario, steps);
+  if (scenario.prefill) return prefill_preflight(scenario, steps, limits);
   Preflight p;
   p.steps = steps > 0 ? steps : scenario.workload.decode_steps;
   p.batch_per_gpu = resolve_batch(scenario);
@@ -213,7 +257,7 @@ Preflight preflight(const Scenario& scenario, std::int64_t steps, int trace_step
     access_bytes = access_model_memory_bytes(scenario.cache.access.model, access);
   }
   p.estimate = estimate_resources(scenario, p.batch_per_gpu, p.steps, trace_steps, access_bytes);
-  enforce(p.estimate, limits);
+  enforce_limits(p.estimate, limits);
 
   const auto& placement = p.memory.placement;
   const DecodeStepBuilder builder(scenario, p.batch_per_gpu, offload ? placement.offloaded : 0, placement.cold_fraction);

@@ -27,6 +27,9 @@ struct ResourceLimits {
   bool enforce = true;
 };
 
+// The name of the estimate's cache-simulation part (a serving table's points share one per context).
+inline constexpr const char* kCacheSimulationPart = "cache simulation";
+
 // What a run is expected to need, by component, with the setting that drives each.
 struct ResourceEstimate {
   struct Part {
@@ -58,10 +61,26 @@ struct Preflight {
 
 // `steps`: the steps the run simulates (0: workload.decode_steps); `trace_steps`: the steps its
 // trace records. A prefill scenario (Scenario::prefill) has no decode batch or memory plan: only its
-// first step is priced (batch_per_gpu 0, memory and estimate empty). Throws ConfigError, CapacityError, AccessTraceError, UnsupportedError (a cost
-// model cannot price an operator) or ResourceError, all bad input.
+// first step is priced and its estimate checked (batch_per_gpu 0, memory empty). Throws ConfigError,
+// CapacityError, AccessTraceError, UnsupportedError (a cost model cannot price an operator) or
+// ResourceError, all bad input.
 [[nodiscard]] Preflight preflight(const Scenario& scenario, std::int64_t steps, int trace_steps,
                                   const ResourceLimits& limits);
+
+// A limit passed: ResourceError with the estimate's largest parts and the knob of each (nothing
+// when limits.enforce is false).
+void enforce_limits(const ResourceEstimate& estimate, const ResourceLimits& limits);
+
+// "about 1.2 GB of memory and 3.4 s of wall time" and the parts, one an indented line: what
+// `check` and `bench` print.
+[[nodiscard]] std::string describe_estimate(const ResourceEstimate& estimate);
+
+// Routing `tokens_per_gpu` prompt tokens on every GPU for `steps` steps (prompts route in bulk,
+// cheaper per token than decode's): a prefill run's part, and a colocated chunk's.
+[[nodiscard]] ResourceEstimate::Part prefill_routing(const Scenario& scenario, std::int64_t tokens_per_gpu, std::int64_t steps);
+
+// The estimate of a prefill scenario's run (Scenario::prefill) of `steps` steps.
+[[nodiscard]] ResourceEstimate estimate_prefill_resources(const Scenario& scenario, std::int64_t steps);
 
 // The estimate alone (no limits, no plans built); exposed for tests and `bench`.
 [[nodiscard]] ResourceEstimate estimate_resources(const Scenario& scenario, std::int64_t batch_per_gpu,

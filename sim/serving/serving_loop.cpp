@@ -40,6 +40,21 @@ std::int64_t model_cap(const StepModel& model, std::int64_t bound, double contex
 
 }  // namespace
 
+void check_requests_fit(const Scenario& s, const std::vector<Request>& requests, const ServingMemory& memory) {
+  for (const auto& r : requests) {
+    const std::int64_t tokens = r.prompt_tokens + r.output_tokens;
+    const Footprint f = memory.offload() ? memory.offloaded(tokens) : memory.gpu_only(tokens);
+    if (f.hbm_held() > memory.hbm_budget()) {
+      throw ConfigError(s.origin, "/serving/arrivals",
+                        "request " + std::to_string(r.id) + " (" + std::to_string(r.prompt_tokens) + " + " +
+                            std::to_string(r.output_tokens) + " tokens) needs " + format_quantity(f.hbm_held(), Dimension::bytes) +
+                            " of HBM for its caches and activations, but a GPU has " +
+                            format_quantity(std::max(0.0, memory.hbm_budget()), Dimension::bytes) +
+                            " after weights, runtime, reserve and fixed activations: shorten the requests or use more GPUs");
+    }
+  }
+}
+
 std::uint64_t acceptance_seed(std::uint64_t scenario_seed) { return Rng(scenario_seed ^ kAcceptanceSalt).next(); }
 
 namespace {
@@ -83,7 +98,7 @@ class Loop {
   std::optional<BatchController> controller_;
   std::vector<std::int64_t> on_gpu_;    // requests admitted to each GPU (decoding and prefilling)
   std::vector<std::int64_t> decoding_;  // of them, decoding
-  std::vector<double> hbm_used_;
+  std::vector<double> held_;      // caches and activation shares: what admission charges
   std::vector<double> host_used_;
   std::vector<Active> active_;            // decoding
   std::vector<Prefilling> prefilling_;    // colocated: admitted, prompt not done, in admission order
@@ -109,25 +124,14 @@ Loop::Loop(const Scenario& s, const std::vector<Request>& requests, const StepMo
       depth_(s.workload.mtp.depth),
       on_gpu_(static_cast<std::size_t>(gpus_), 0),
       decoding_(static_cast<std::size_t>(gpus_), 0),
-      hbm_used_(static_cast<std::size_t>(gpus_), 0.0),
+      held_(static_cast<std::size_t>(gpus_), 0.0),
       host_used_(static_cast<std::size_t>(memory.sockets()), 0.0),
       accept_root_(acceptance_seed(s.seed)),
       power_(s.hardware.gpu.power) {
   if (cfg_.prefill.colocated() != (chunks != nullptr)) {
     throw InternalError("run_serving: colocated prefill needs the chunk model, and only it");
   }
-  // A request no empty GPU can hold would wait forever: bad input, named before the run.
-  for (const auto& r : requests) {
-    const std::int64_t tokens = r.prompt_tokens + r.output_tokens;
-    const double need = memory.offload() ? memory.offloaded(tokens).hbm : memory.gpu_only(tokens).hbm;
-    if (need > memory.hbm_budget()) {
-      throw ConfigError(s.origin, "/serving/arrivals",
-                        "request " + std::to_string(r.id) + " (" + std::to_string(r.prompt_tokens) + " + " +
-                            std::to_string(r.output_tokens) + " tokens) needs " + format_quantity(need, Dimension::bytes) +
-                            " of HBM for its caches, but a GPU has " + format_quantity(std::max(0.0, memory.hbm_budget()), Dimension::bytes) +
-                            " after weights, activations, runtime and reserve: shorten the requests or use more GPUs");
-    }
-  }
+  check_requests_fit(s, requests, memory);
   run_.batch_bound = memory.batch_bound();
   run_.requests.reserve(requests.size());
   for (const auto& r : requests) run_.requests.push_back(RequestOutcome{r});
@@ -176,7 +180,7 @@ void Loop::admit(double t) {
           offloaded = true;
         }
       }
-      if (hbm_used_[gi] + f.hbm > memory_.hbm_budget()) continue;
+      if (held_[gi] + f.hbm_held() > memory_.hbm_budget()) continue;
       if (on_gpu_[gi] >= controller_->cap()) {
         room_but_capped = true;
         continue;
@@ -203,9 +207,9 @@ void Loop::admit(double t) {
     a.tokens = accept_root_.fork(static_cast<std::uint64_t>(r.id));
     const auto ci = static_cast<std::size_t>(chosen);
     ++on_gpu_[ci];
-    hbm_used_[ci] += a.footprint.hbm;
+    held_[ci] += a.footprint.hbm_held();
     host_used_[static_cast<std::size_t>(a.socket)] += a.footprint.host;
-    run_.hbm_peak = std::max(run_.hbm_peak, hbm_used_[ci]);
+    run_.hbm_peak = std::max(run_.hbm_peak, held_[ci]);
     run_.host_peak = std::max(run_.host_peak, host_used_[static_cast<std::size_t>(a.socket)]);
     if (memory_.offload() && !chosen_offloaded) ++run_.fallback_requests;
     auto& out = run_.requests[i];
@@ -314,7 +318,7 @@ double Loop::step(double t) {
 void Loop::release(const Active& a) {
   const auto gi = static_cast<std::size_t>(a.gpu);
   --on_gpu_[gi];
-  hbm_used_[gi] -= a.footprint.hbm;
+  held_[gi] -= a.footprint.hbm_held();
   host_used_[static_cast<std::size_t>(a.socket)] -= a.footprint.host;
 }
 

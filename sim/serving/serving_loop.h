@@ -88,7 +88,7 @@ struct ServingRun {
   // Memory protection and capacity, peaks over the run.
   std::int64_t fallback_requests = 0;  // admitted GPU-only in offload mode
   double host_peak = 0.0;              // bytes, the fullest socket's offloaded latent cache
-  double hbm_peak = 0.0;               // bytes, the fullest GPU's caches
+  double hbm_peak = 0.0;               // bytes, the fullest GPU's caches and activation shares
   std::int64_t blocked_by_memory_steps = 0;  // steps whose queue head waited for memory
   // Disaggregated prefill (serving.prefill): the prefill side of every request, as `requests`
   // (whose arrival is then the request's own, before prefill; the decode loop saw it at `ready`).
@@ -105,6 +105,10 @@ struct ServingRun {
 // model, given exactly when serving.prefill.mode is "colocated".
 [[nodiscard]] ServingRun run_serving(const Scenario& s, const std::vector<Request>& requests, const StepModel& model,
                                      const ServingMemory& memory, const ChunkModel* chunks = nullptr);
+
+// Every request fits an empty GPU (its caches and activation share within memory.hbm_budget()):
+// ConfigError naming the first that does not, which would otherwise wait forever.
+void check_requests_fit(const Scenario& s, const std::vector<Request>& requests, const ServingMemory& memory);
 
 // The seed of the accepted-token streams (one per request, forked by request id).
 [[nodiscard]] std::uint64_t acceptance_seed(std::uint64_t scenario_seed);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "sim/base/error.h"
 #include "sim/memory/memory_plan.h"
 
 namespace ess {
@@ -30,34 +31,60 @@ double fixed_bytes(const Scenario& s, std::int64_t batch, std::int64_t tokens) {
 
 }  // namespace
 
+ServingMemory::ServingMemory(const Scenario& s, std::vector<std::int64_t> lengths, std::optional<std::int64_t> batch_bound)
+    : s_(&s), offload_(s.cache.mode == CacheMode::offload) {
+  size(std::move(lengths), false, batch_bound);
+}
+
 ServingMemory::ServingMemory(const Scenario& s, std::int64_t min_tokens, std::int64_t max_tokens,
                              std::optional<std::int64_t> batch_bound)
-    : s_(&s), offload_(s.cache.mode == CacheMode::offload), max_tokens_(max_tokens) {
+    : s_(&s), offload_(s.cache.mode == CacheMode::offload) {
+  size({min_tokens, max_tokens}, true, batch_bound);
+}
+
+void ServingMemory::size(std::vector<std::int64_t> lengths, bool repeat_shortest, std::optional<std::int64_t> batch_bound) {
+  if (lengths.empty()) throw InternalError("ServingMemory: no request lengths");
+  std::sort(lengths.begin(), lengths.end());
+  max_tokens_ = lengths.back();
+  const Scenario& s = *s_;
   const auto& cpu = s.hardware.cpu;
   host_capacity_ = cpu.dram_capacity_per_socket.value();
   host_budget_ = offload_ ? host_capacity_ * s.cache.host_memory_threshold : 0.0;
   sockets_ = cpu.sockets * s.hardware.nodes;
-  const double capacity = s.hardware.gpu.hbm_capacity.value();
-  const Footprint smallest = offload_ ? offloaded(min_tokens) : gpu_only(min_tokens);
-  const auto fitting = [&](double fixed) {
-    const double room = capacity - fixed;
-    if (room < smallest.hbm) return std::int64_t{0};
-    return std::min<std::int64_t>(kMaxBatchBound, static_cast<std::int64_t>(std::floor(room / smallest.hbm)));
-  };
-  if (batch_bound) {
-    batch_bound_ = *batch_bound;
-  } else {
-    // Activations grow with the batch: size them for the batch one request's activations allow,
-    // which only over-counts them (a smaller bound is then safe).
-    batch_bound_ = std::max<std::int64_t>(1, fitting(fixed_bytes(s, 1, max_tokens)));
+  // The activation estimate is linear in the step's requests: its value at 1 and 2 requests gives
+  // the part no request adds and each request's share (at the longest request's keys: an upper bound).
+  const double one = fixed_bytes(s, 1, max_tokens_);
+  activations_per_request_ = std::max(0.0, fixed_bytes(s, 2, max_tokens_) - one);
+  fixed_ = one - activations_per_request_;
+  hbm_budget_ = s.hardware.gpu.hbm_capacity.value() - fixed_;
+  const auto held = [&](std::int64_t tokens) { return (offload_ ? offloaded(tokens) : gpu_only(tokens)).hbm_held(); };
+  std::int64_t fit = 0;
+  if (hbm_budget_ > 0.0) {
+    if (repeat_shortest) {
+      fit = static_cast<std::int64_t>(std::min(static_cast<double>(kMaxBatchBound), std::floor(hbm_budget_ / held(lengths.front()))));
+    } else {
+      double used = 0.0;
+      for (const std::int64_t n : lengths) {
+        used += held(n);
+        if (used > hbm_budget_ || fit == kMaxBatchBound) break;
+        ++fit;
+      }
+    }
   }
-  fixed_ = fixed_bytes(s, batch_bound_, max_tokens);
-  hbm_budget_ = capacity - fixed_;
-  if (!batch_bound) batch_bound_ = std::max<std::int64_t>(1, fitting(fixed_));
+  // Never 0: a request no GPU holds is named by the serving loop before it runs.
+  batch_bound_ = std::max<std::int64_t>(1, fit);
+  if (batch_bound) {
+    if (*batch_bound > batch_bound_) {
+      clamped_ = *batch_bound;
+    } else {
+      batch_bound_ = *batch_bound;
+    }
+  }
 }
 
 Footprint ServingMemory::gpu_only(std::int64_t tokens) const {
-  return {(kv_cache_bytes_per_request(*s_, tokens) + indexer_cache_bytes_per_request(*s_, tokens)).value(), 0.0};
+  return {(kv_cache_bytes_per_request(*s_, tokens) + indexer_cache_bytes_per_request(*s_, tokens)).value(), 0.0,
+          activations_per_request_};
 }
 
 Footprint ServingMemory::offloaded(std::int64_t tokens) const {
@@ -69,7 +96,7 @@ Footprint ServingMemory::offloaded(std::int64_t tokens) const {
   const std::int64_t resident = std::min(tokens, pool + s.cache.pinned_recent);
   const double buffers = 2.0 * static_cast<double>(std::min(top_k, tokens)) * s.model.attention.cache_bytes_per_token.value();
   return {(kv_cache_bytes_per_request(s, resident) + indexer_cache_bytes_per_request(s, tokens)).value() + buffers,
-          kv_cache_bytes_per_request(s, tokens).value()};
+          kv_cache_bytes_per_request(s, tokens).value(), activations_per_request_};
 }
 
 int ServingMemory::socket_of(int gpu) const {

@@ -13,18 +13,25 @@ namespace ess {
 
 namespace {
 
+// No values (no request completed): every statistic null, so no reader takes 0 s for a latency.
 nlohmann::ordered_json to_json(const Distribution& d) {
+  if (d.count == 0) {
+    return {{"mean", nullptr}, {"median", nullptr}, {"std", nullptr}, {"p90", nullptr}, {"p99", nullptr}, {"max", nullptr},
+            {"count", 0}};
+  }
   return {{"mean", d.mean}, {"median", d.median}, {"std", d.std}, {"p90", d.p90}, {"p99", d.p99}, {"max", d.max},
           {"count", d.count}};
 }
 
 std::string ms(double seconds) {
+  if (std::isnan(seconds)) return "none";  // a statistic of no values
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.2f ms", seconds * 1e3);
   return buf;
 }
 
 std::string num(const char* format, double v) {
+  if (std::isnan(v)) return "none";
   char buf[64];
   std::snprintf(buf, sizeof buf, format, v);
   return buf;
@@ -316,7 +323,7 @@ nlohmann::ordered_json energy_json(const Scenario& s, const ServingRun& run, std
   e["energy_j"] = *energy;
   e["prefill_included"] = run.prefill.has_value();
   e["mean_power_w"] = duration > 0 ? *energy / duration : 0.0;
-  e["per_output_token_j"] = rt.generated > 0 ? *energy / rt.generated : 0.0;
+  e["per_output_token_j"] = rt.generated > 0 ? nlohmann::ordered_json(*energy / rt.generated) : nlohmann::ordered_json(nullptr);
   return e;
 }
 
@@ -419,8 +426,10 @@ nlohmann::ordered_json serving_json(const Scenario& s, const ServingRun& run, co
                       {"sessions_per_node_max", static_cast<double>(st.active_max) / nodes},
                       {"batch_per_gpu_max", st.batch_max}};
   const Distribution steps = distribution(st.step_times);
+  const auto step_stat = [&](double v) { return steps.count > 0 ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr); };
   j["steps"] = {{"count", run.steps.size()},
-                {"step_time_s", {{"mean", steps.mean}, {"p50", steps.median}, {"p99", nearest_rank(st.step_times, 0.99)}, {"max", steps.max}}},
+                {"step_time_s", {{"mean", step_stat(steps.mean)}, {"p50", step_stat(steps.median)},
+                                 {"p99", step_stat(steps.count > 0 ? nearest_rank(st.step_times, 0.99) : 0.0)}, {"max", step_stat(steps.max)}}},
                 {"busy_s", st.busy_time},
                 {"idle_s", run.idle_time}};
   j["controller"] = controller_json(cfg.controller, run, st, duration);
@@ -428,7 +437,9 @@ nlohmann::ordered_json serving_json(const Scenario& s, const ServingRun& run, co
   j["energy"] = energy_json(s, run, energy, st, rt, duration);
   j["cost"] = cost_json(s, memory, energy, rt, duration, all_gpus);
   j["memory"] = {{"batch_bound_per_gpu", run.batch_bound},
+                 {"batch_bound_clamped_from", memory.clamped() ? nlohmann::ordered_json(*memory.clamped()) : nlohmann::ordered_json(nullptr)},
                  {"hbm_for_caches_per_gpu", memory.hbm_budget()},
+                 {"activations_per_request", memory.activations_per_request()},
                  {"hbm_peak_per_gpu", run.hbm_peak},
                  {"host_capacity_per_socket", memory.host_capacity()},
                  {"host_threshold", s.cache.host_memory_threshold},
@@ -495,6 +506,12 @@ std::string serving_table(const Scenario& s, const nlohmann::ordered_json& j) {
                                 num("%.0f", get(c, {"cap_max"})) + ", end " + num("%.0f", get(c, {"final_cap"})) + ", " +
                                 num("%.0f moves", get(c, {"changes"})) + " (memory bound " +
                                 num("%.0f)", get(j, {"memory", "batch_bound_per_gpu"})));
+  if (const double given = get(j, {"memory", "batch_bound_clamped_from"}); !std::isnan(given)) {
+    line("", num("serving.max_batch_per_gpu %.0f lowered to what HBM holds", given));
+  }
+  if (get(j, {"requests", "completed"}) == 0.0) {
+    line("latencies", "none: no request completed (lengthen serving.drain_limit or lower the load)");
+  }
   line("P99 step target", ms(get(c, {"p99_target_s"})) + ": " + num("%.0f", get(c, {"windows_over_target"})) + " of " +
                               num("%.0f", get(c, {"windows"})) + " windows over it");
   if (j.at("energy").is_null()) {

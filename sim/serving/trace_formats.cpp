@@ -210,7 +210,10 @@ std::vector<Request> parse_mooncake_jsonl(std::string_view text, const std::stri
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(l);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::out_of_range& e) {
+      // A number beyond a double ("input_length": 1e400): bad input, not an internal error.
+      rows.fail(line, std::string("a number out of range: ") + e.what());
+    } catch (const nlohmann::json::exception& e) {
       rows.fail(line, std::string("not a JSON object: ") + e.what());
     }
     if (!j.is_object()) rows.fail(line, "expected a JSON object, got " + j.dump().substr(0, 40));
@@ -258,6 +261,9 @@ const std::vector<TraceFormat>& trace_formats() {
 }
 
 std::vector<Request> parse_trace(std::string_view format, std::string_view text, const std::string& origin, double duration) {
+  // A UTF-8 byte-order mark (spreadsheet exports write one) is not part of the first header cell.
+  constexpr std::string_view kBom = "\xEF\xBB\xBF";
+  if (text.substr(0, kBom.size()) == kBom) text.remove_prefix(kBom.size());
   for (const auto& f : trace_formats()) {
     if (f.name == format) return f.parse(text, origin, duration);
   }
