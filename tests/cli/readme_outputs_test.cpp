@@ -100,20 +100,25 @@ bool cheap(const std::vector<std::string>& args) {
 }  // namespace readme_outputs
 
 TEST_CASE("every command output README.md quotes is what the command prints", "[cli][readme]") {
-  std::string markdown;
-  REQUIRE(ess::read_whole_file(std::string(ESS_SOURCE_DIR) + "/README.md", markdown) == ess::ReadProblem::none);
-  const auto quoted = readme_outputs::quoted_outputs(markdown);
-  REQUIRE_FALSE(quoted.empty());  // the README quotes at least the cost attention example
-  for (const auto& q : quoted) {
-    INFO("README.md line " << q.line);
-    REQUIRE(readme_outputs::cheap(q.args));
-    REQUIRE_FALSE(q.text.empty());
-    const auto r = ess::test::run_cli(q.args);
-    REQUIRE(r.code == 0);
-    const std::string d = readme_outputs::difference(q.text, r.out);
-    INFO(d);
-    CHECK(d.empty());
+  // The top-level README and the command-line reference it sends readers to.
+  std::size_t blocks = 0;
+  for (const char* page : {"README.md", "sim/cli/README.md"}) {
+    std::string markdown;
+    REQUIRE(ess::read_whole_file(std::string(ESS_SOURCE_DIR) + "/" + page, markdown) == ess::ReadProblem::none);
+    const auto quoted = readme_outputs::quoted_outputs(markdown);
+    blocks += quoted.size();
+    for (const auto& q : quoted) {
+      INFO(page << " line " << q.line);
+      REQUIRE(readme_outputs::cheap(q.args));
+      REQUIRE_FALSE(q.text.empty());
+      const auto r = ess::test::run_cli(q.args);
+      REQUIRE(r.code == 0);
+      const std::string d = readme_outputs::difference(q.text, r.out);
+      INFO(d);
+      CHECK(d.empty());
+    }
   }
+  CHECK(blocks > 0);  // the reference quotes at least the cost attention example
 }
 
 TEST_CASE("a quoted output that differs from the command's is reported", "[cli][readme]") {

@@ -3,7 +3,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
+#include <vector>
 
 #include "tests/layering/layering_check.h"
 #include "tests/scratch_dir.h"
@@ -87,4 +89,38 @@ TEST_CASE("a table that allows a cycle or an include up the layers is refused") 
   CHECK_THROWS_WITH(check_layers(dir.path()), "sim/io (layer 1) may include models of layer 2: a folder includes only its own layer or lower");
   write_text(dir.path() / "README.md", "no table here\n");
   CHECK_THROWS_WITH(check_layers(dir.path()), Catch::Contains("README.md has no layer table"));
+}
+
+namespace {
+
+// The folders under `dir` that have no row "| `NAME/` |" in the markdown page `page`.
+std::vector<std::string> folders_without_row(const fs::path& dir, const fs::path& page) {
+  std::ifstream in(page);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::vector<std::string> missing;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    if (!entry.is_directory()) continue;
+    const std::string name = entry.path().filename().string();
+    if (text.find("| `" + name + "/` |") == std::string::npos) missing.push_back(name);
+  }
+  return missing;
+}
+
+}  // namespace
+
+TEST_CASE("every test area has a row in tests/README.md, and every top-level folder one in README.md") {
+  const fs::path root(ESS_SOURCE_DIR);
+  CHECK(folders_without_row(root / "tests", root / "tests" / "README.md").empty());
+  std::vector<std::string> top;
+  for (const char* folder : {"models", "sim", "scenarios", "calibration", "kernels", "validate", "tests"}) {
+    std::ifstream in(root / "README.md");
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (text.find("| `" + std::string(folder) + "/` |") == std::string::npos) top.push_back(folder);
+  }
+  CHECK(top.empty());
+  // It can fail: a planted folder with no row is named.
+  const ess::test::ScratchDir scratch("layering-rows");
+  write_text(scratch.path() / "area" / "new" / "x_test.cpp", "");
+  write_text(scratch.path() / "README.md", "| `old/` | x |\n");
+  CHECK(folders_without_row(scratch.path() / "area", scratch.path() / "README.md") == std::vector<std::string>{"new"});
 }
