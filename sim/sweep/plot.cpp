@@ -129,19 +129,35 @@ PlotPlan plan_plots(const PlotInput& input, const PlotRequest& request) {
                             " ok and plotted; not plotted: " + plot::join(counts, ", "));
   }
   plot::Context c{*in, request, view, plan, input.name.empty() ? "" : "sweep " + input.name, where};
-  // A serving sweep records serving metrics only: the decode charts do not apply to it.
+  // A serving sweep records serving metrics only: the decode charts do not apply to it; its own
+  // (TTFT, TPOT, throughput and goodput) are drawn against every axis it sweeps.
   const bool serving = !view.columns.empty() && std::all_of(view.columns.begin(), view.columns.end(),
                                    [](const std::string& col) { return col.rfind("serving_", 0) == 0; });
   if (serving) {
-    plan.messages.push_back("a serving sweep: the decode charts (throughput, step time, PCIe, Pareto) do not apply; " +
-                            std::string(request.y_columns.empty() ? "chart its metrics with --x AXIS --y COLUMN"
-                                                                  : "its metrics charted against --x"));
+    if (request.x_axis.empty()) {
+      std::size_t swept = 0;
+      for (const auto& axis : view.axes) {
+        if (!axis.varies()) continue;
+        ++swept;
+        for (const char* y : {sweepcol::serving_ttft_p99, sweepcol::serving_tpot_p99, sweepcol::serving_throughput,
+                              sweepcol::serving_goodput}) {
+          if (view.columns.count(y) != 0) plot::metric_vs_axis(c, axis.path, y);
+        }
+      }
+      if (swept == 0) plan.messages.push_back("a serving sweep with no axis of more than one value: nothing to chart against");
+    }
   } else {
     plot::throughput_vs_batch(c);
     plot::throughput_vs_context(c);
   }
   if (!request.x_axis.empty()) {
     if (request.y_columns.empty() && !serving) plot::metric_vs_axis(c, request.x_axis, sweepcol::tokens_per_gpu);
+    if (request.y_columns.empty() && serving) {
+      for (const char* y : {sweepcol::serving_ttft_p99, sweepcol::serving_tpot_p99, sweepcol::serving_throughput,
+                            sweepcol::serving_goodput}) {
+        if (view.columns.count(y) != 0) plot::metric_vs_axis(c, request.x_axis, y);
+      }
+    }
     for (const auto& y : request.y_columns) plot::metric_vs_axis(c, request.x_axis, y);
   }
   if (!serving) {

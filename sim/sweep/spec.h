@@ -51,6 +51,10 @@ inline constexpr const char* time_idle = "time_idle_s";
 inline constexpr const char* offload_hidden = "offload_hidden_s";
 inline constexpr const char* pcie_h2d = "pcie_h2d_utilization";
 inline constexpr const char* pcie_d2h = "pcie_d2h_utilization";
+inline constexpr const char* serving_ttft_p99 = "serving_ttft_p99_s";
+inline constexpr const char* serving_tpot_p99 = "serving_tpot_p99_s";
+inline constexpr const char* serving_throughput = "serving_output_tokens_per_s";
+inline constexpr const char* serving_goodput = "serving_goodput_requests_per_s";
 }  // namespace sweepcol
 
 // Every numeric summary field of results.json (sim/metrics/results.cpp), in its order. A point whose

@@ -757,7 +757,6 @@ TEST_CASE("plot --x --y charts a serving sweep's metrics against an axis, withou
   CHECK(contains(ttft->data, "0 7.1 1\n1 8.3 3\n"));
   CHECK(contains(ttft->script, "set ylabel 'serving_ttft_p99_s'"));
   CHECK(chart(plan, "throughput_vs_batch") == nullptr);
-  CHECK(has_message(plan, "a serving sweep: the decode charts"));
   // A column the ledger lacks is skipped by name; --y without --x is refused.
   request.y_columns = {"serving_tpot_p99_s", "serving_ttft_p99_s"};
   const auto partial = ess::plan_plots(ess::read_plot_input(dir.path()), request);
@@ -765,4 +764,19 @@ TEST_CASE("plot --x --y charts a serving sweep's metrics against an axis, withou
   CHECK(has_message(partial, "skipped serving_tpot_p99_s_vs_serving_arrivals_rate: needs the metric column serving_tpot_p99_s"));
   request.x_axis.clear();
   CHECK_THROWS_WITH(ess::plan_plots(ess::read_plot_input(dir.path()), request), Catch::Contains("give --x AXIS_PATH"));
+}
+
+TEST_CASE("plot of a serving sweep without flags draws its TTFT, TPOT, throughput and goodput against each swept axis", "[plot]") {
+  const ScratchDir dir("ess-plot");
+  write_serving_sweep(dir.path());
+  const auto plan = ess::plan_plots(ess::read_plot_input(dir.path()), ess::PlotRequest{});
+  // The ledger has TTFT p99 and goodput (no TPOT or throughput column): two metrics x two axes.
+  CHECK(plan.charts.size() == 4);
+  const auto* ttft = chart(plan, "serving_ttft_p99_s_vs_serving_arrivals_rate");
+  REQUIRE(ttft != nullptr);
+  CHECK(contains(ttft->data, "0 7 0\n1 190 2\n"));
+  CHECK(chart(plan, "serving_goodput_requests_per_s_vs_serving_arrivals_rate") != nullptr);
+  CHECK(chart(plan, "serving_ttft_p99_s_vs_cache") != nullptr);
+  CHECK(chart(plan, "serving_tpot_p99_s_vs_serving_arrivals_rate") == nullptr);
+  CHECK(chart(plan, "throughput_vs_batch") == nullptr);
 }
