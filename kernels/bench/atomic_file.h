@@ -1,20 +1,14 @@
-// Writing an output file whole or not at all (CONVENTIONS.md): the content goes to PATH.tmp,
-// which is flushed, closed and then renamed over PATH, so a crash or a full disk never leaves a
-// truncated PATH for the fitter to read.
+// ess-bench writes its output whole or not at all with the simulator's own
+// ess::write_file_atomically (sim/io/atomic_file.h); this is the check it makes before minutes of
+// measuring, so that an unwritable --out fails at once, not after.
 #pragma once
 
 #include <filesystem>
-#include <string_view>
 
 namespace ess::bench {
 
-// Throws std::runtime_error naming the file and the system's reason when the temporary file
-// cannot be written or renamed; the temporary file is removed then and PATH is left untouched.
-void write_file_atomically(const std::filesystem::path& path, std::string_view content);
-
-// Whether write_file_atomically(path, ...) could create its temporary file: creates PATH.tmp and
-// removes it again, leaving PATH itself alone. Throws std::runtime_error like
-// write_file_atomically. ess-bench calls it before minutes of measuring, not after.
+// Whether a file could be written at `path`: creates PATH.tmp and removes it again, leaving PATH
+// itself alone. Throws std::runtime_error naming the file and the system's reason.
 void check_writable(const std::filesystem::path& path);
 
 }  // namespace ess::bench

@@ -4,42 +4,9 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "sim/base/text.h"
+
 namespace ess::bench {
-
-namespace {
-
-// Length of the valid UTF-8 sequence starting at text[i], or 0 if it is not one (RFC 3629:
-// no overlong forms, no surrogates, nothing above U+10FFFF).
-std::size_t utf8_length(std::string_view text, std::size_t i) {
-  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
-  const unsigned char c = byte(i);
-  std::size_t n = 0;
-  unsigned char lo = 0x80;
-  unsigned char hi = 0xBF;
-  if (c >= 0xC2 && c <= 0xDF) {
-    n = 2;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    n = 3;
-    if (c == 0xE0) lo = 0xA0;  // overlong
-    if (c == 0xED) hi = 0x9F;  // surrogates
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    n = 4;
-    if (c == 0xF0) lo = 0x90;  // overlong
-    if (c == 0xF4) hi = 0x8F;  // above U+10FFFF
-  } else {
-    return 0;
-  }
-  if (i + n > text.size()) return 0;
-  for (std::size_t k = 1; k < n; ++k) {
-    const unsigned char b = byte(i + k);
-    const unsigned char low = k == 1 ? lo : 0x80;
-    const unsigned char high = k == 1 ? hi : 0xBF;
-    if (b < low || b > high) return 0;
-  }
-  return n;
-}
-
-}  // namespace
 
 std::string json_quote(std::string_view value) {
   std::string out;
@@ -48,7 +15,7 @@ std::string json_quote(std::string_view value) {
   for (std::size_t i = 0; i < value.size();) {
     const auto c = static_cast<unsigned char>(value[i]);
     if (c >= 0x80) {
-      const std::size_t n = utf8_length(value, i);
+      const std::size_t n = utf8_sequence_length(value, i);
       if (n == 0) {
         out += "\xEF\xBF\xBD";  // U+FFFD for each byte of an invalid sequence
         ++i;

@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <system_error>
 
+#include "sim/base/text.h"
+
 namespace ess::bench {
 
 namespace {
@@ -15,22 +17,6 @@ constexpr std::array<std::string_view, 8> kSuiteNames = {
 
 constexpr std::array<std::string_view, 8> kOptionNames = {
     "--out", "--only", "--quick", "--device", "--max-seconds", "--gemm-shapes", "--help", "--version"};
-
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      const std::size_t substitute = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
-      row[j] = std::min({above + 1, row[j - 1] + 1, substitute});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
 
 std::string did_you_mean(std::string_view word, std::span<const std::string_view> candidates) {
   const std::string best = closest_name(word, candidates);

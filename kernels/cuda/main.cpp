@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kernels/bench/atomic_file.h"
+#include "sim/io/atomic_file.h"
 #include "kernels/bench/gemm_shapes.h"
 #include "kernels/bench/measurements.h"
 #include "kernels/bench/options.h"
@@ -50,7 +51,7 @@ bool write_checkpoint(const Checkpoint& c) {
   Environment env = c.env;
   env.method = method_text(c.sweep, env.l2_bytes, c.runner.skipped) + c.progress.text();
   try {
-    write_file_atomically(c.options.out, measurements_json(env, c.runner.samples));
+    ess::write_file_atomically(c.options.out, measurements_json(env, c.runner.samples));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ess-bench: cannot write %s: %s\n", c.options.out.c_str(), e.what());
     return false;

@@ -59,6 +59,6 @@ struct TraceInfo {
 // The whole file's text. Throws std::invalid_argument (a bug in the caller) for an unknown
 // category or tid, a non-finite time or a negative duration.
 [[nodiscard]] std::string render_trace(const std::vector<TraceEvent>& events, const TraceInfo& info);
-// (Written with ess::bench::write_file_atomically, kernels/bench/atomic_file.h.)
+// (Written with ess::write_file_atomically, sim/io/atomic_file.h.)
 
 }  // namespace ess::runner

@@ -14,21 +14,6 @@ bool iequal(std::string_view a, std::string_view b) {
 }
 }  // namespace
 
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> prev(b.size() + 1);
-  std::vector<std::size_t> cur(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    cur[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t substitution = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
-      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, substitution});
-    }
-    std::swap(prev, cur);
-  }
-  return prev[b.size()];
-}
-
 std::optional<std::string> closest_match(std::string_view word, std::span<const std::string> candidates) {
   // A word that starts a candidate names it ("h200" -> "h200-sxm", not "h20"); the shortest wins.
   std::optional<std::string> prefixed;

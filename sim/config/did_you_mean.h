@@ -6,10 +6,9 @@
 #include <string>
 #include <string_view>
 
-namespace ess {
+#include "sim/base/text.h"  // edit_distance
 
-// Levenshtein distance (case-sensitive: "gb/s" is two edits from "GB/s").
-[[nodiscard]] std::size_t edit_distance(std::string_view a, std::string_view b);
+namespace ess {
 
 // The candidate `word` most plausibly meant: one equal ignoring case; else the shortest candidate
 // that `word` (2+ characters) starts, ignoring case ("h200" -> "h200-sxm"); else the closest by edit

@@ -8,14 +8,14 @@
 #include <string>
 #include <vector>
 
-#include "kernels/bench/atomic_file.h"
+#include "sim/io/atomic_file.h"
 #include "tests/scratch_dir.h"
 
 using ess::runner::is_trace_category;
 using ess::runner::render_trace;
 using ess::runner::TraceEvent;
 using ess::runner::TraceInfo;
-using ess::bench::write_file_atomically;
+using ess::write_file_atomically;
 using ess::test::read_file;
 using ess::test::ScratchDir;
 

@@ -18,7 +18,7 @@
 #include "kernels/runner/cuda/check.h"
 #include "kernels/runner/cuda/decode_model.h"
 #include "kernels/runner/cuda/self_test.h"
-#include "kernels/bench/atomic_file.h"
+#include "sim/io/atomic_file.h"
 #include "kernels/bench/environment_text.h"
 #include "kernels/runner/environment.h"
 #include "kernels/runner/options.h"
@@ -134,7 +134,7 @@ int run(const RunnerOptions& o) {
   info.host = ess::bench::host_name();
   info.scenario_sha256 = o.scenario_sha256;
   info.config = config_fields(o);
-  ess::bench::write_file_atomically(o.out, render_trace(events, info));
+  ess::write_file_atomically(o.out, render_trace(events, info));
   double mean = 0.0;
   for (const double us : step_us) mean += us / static_cast<double>(step_us.size());
   std::printf("%zu steps, mean %.1f us (min %.1f, max %.1f); trace %s (%zu events)\n", step_us.size(), mean,
