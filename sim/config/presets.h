@@ -1,6 +1,8 @@
 // Built-in presets: the JSON files under scenarios/models/, scenarios/hardware/, scenarios/engines/
 // and calibration/profiles/ (hardware profiles, their "hardware" section), embedded in
-// the binary at build time so that ess-sim works from any directory.
+// the binary at build time so that ess-sim works from any directory. A preset file may name a
+// "base" preset of its kind and hold only what differs (gem5-style): its document is the base's
+// with its own fields over them, each leaf ({"value", "source"}) replaced whole.
 #pragma once
 
 #include <string>
@@ -24,13 +26,18 @@ struct Preset {
   PresetKind kind;
   std::string name;         // file stem, e.g. "h200-sxm"
   std::string path;         // relative to the repository, e.g. "scenarios/hardware/h200-sxm.json"
-  nlohmann::json document;  // parsed once
+  nlohmann::json document;  // parsed once; whole (a "base" preset's fields under its own)
+  std::string base;         // the preset this one's file overrides ("base"), or ""
   std::string description;  // the document's "description"
   HardwareCalibration calibration;  // shipped profiles: their summary and bands; empty for datasheet presets
 
   // How errors name this preset: "built-in preset scenarios/hardware/h200-sxm.json".
   [[nodiscard]] std::string origin() const { return "built-in preset " + path; }
 };
+
+// `child` over `base`: objects merge key by key, except a leaf ({"value": ..., "source": ...}),
+// which the child replaces whole, so that a value never keeps its base's source.
+[[nodiscard]] nlohmann::json merged_preset(nlohmann::json base, const nlohmann::json& child);
 
 // All presets of a kind, sorted by name.
 [[nodiscard]] std::vector<const Preset*> presets(PresetKind kind);

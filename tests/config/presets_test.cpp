@@ -103,12 +103,45 @@ TEST_CASE("the embedded presets are the JSON files under scenarios/, unchanged",
         CHECK(p->document == ess::read_json_file(std::filesystem::path(ESS_SOURCE_DIR) / p->path).at("hardware"));
       } else {
         CHECK(p->path == "scenarios/" + folder(k) + "/" + p->name + ".json");
-        CHECK(p->document == ess::read_json_file(std::filesystem::path(ESS_SOURCE_DIR) / p->path));
+        nlohmann::json file = ess::read_json_file(std::filesystem::path(ESS_SOURCE_DIR) / p->path);
+        if (const auto b = file.find("base"); b != file.end()) {
+          // A file naming a base holds what differs: the preset is the base's document under it.
+          const ess::Preset* base = ess::find_preset(k, b->get<std::string>());
+          REQUIRE(base != nullptr);
+          CHECK(p->base == base->name);
+          file.erase("base");
+          CHECK(p->document == ess::merged_preset(base->document, file));
+        } else {
+          CHECK(p->base.empty());
+          CHECK(p->document == file);
+        }
       }
       CHECK_FALSE(p->description.empty());
       CHECK(p->description == p->document.at("description").get<std::string>());
       CHECK(p->document.at("name") == p->name);  // the name inside matches the file name
     }
+  }
+}
+
+TEST_CASE("a preset over a base replaces each leaf whole, merges sections and keeps what it does not state", "[presets]") {
+  const nlohmann::json base = nlohmann::json::parse(R"({"name": "b", "gpu": {"kind": "B", "count": {"value": 8, "source": "base"},
+    "hbm": {"value": "80GB", "source": "base sheet"}}, "pcie": {"lanes": {"value": 16, "source": "spec"}}})");
+  const nlohmann::json child = nlohmann::json::parse(R"({"name": "c", "gpu": {"hbm": {"value": "141GB", "source": "child sheet"}}})");
+  const nlohmann::json m = ess::merged_preset(base, child);
+  CHECK(m["name"] == "c");
+  CHECK(m["gpu"]["hbm"] == child["gpu"]["hbm"]);
+  CHECK(m["gpu"]["count"] == base["gpu"]["count"]);
+  CHECK(m["pcie"] == base["pcie"]);
+  // A leaf given with a value only does not keep the base's source: the source check then fails it.
+  const nlohmann::json bare = ess::merged_preset(base, nlohmann::json::parse(R"({"gpu": {"hbm": {"value": "96GB"}}})"));
+  CHECK_FALSE(bare["gpu"]["hbm"].contains("source"));
+}
+
+TEST_CASE("the H200, H800 and H20 datasheet presets state only what differs from the H100's", "[presets]") {
+  for (const char* name : {"h200-sxm", "h800-sxm", "h20"}) {
+    const ess::Preset* p = ess::find_preset(PresetKind::hardware, name);
+    REQUIRE(p != nullptr);
+    CHECK(p->base == "h100-sxm");
   }
 }
 
