@@ -1,7 +1,8 @@
 // `ess-sim policies [--json]`: every registered policy of every pluggable kind (eviction, access
-// model, overlap, prefetch), by the name a scenario uses and a one-line summary, with the
-// parameters it declares (the key beside the kind's field, range, default). The lists come
-// from the registries (sim/offload/registry.h), so they are what the scenario loader accepts.
+// model, overlap, prefetch, predictor) and every other choice a scenario makes by name (arrival
+// processes, trace formats, prefill modes, MLA kernels, CUDA-graph rules), by that name and a
+// one-line summary, with the parameters a policy declares (the key beside the kind's field, range,
+// default). The lists come from the registries, so they are what the scenario loader accepts.
 #include <algorithm>
 #include <memory>
 #include <span>
@@ -12,6 +13,9 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/cli/commands.h"
+#include "models/mla_kernels.h"
+#include "sim/config/engine_config.h"
+#include "sim/config/serving_config.h"
 #include "sim/offload/access_model.h"
 #include "sim/offload/eviction.h"
 #include "sim/offload/overlap.h"
@@ -42,14 +46,35 @@ PolicyKind kind_of(std::string_view kind, std::string_view field, std::string_vi
   return k;
 }
 
+// A kind whose lines have a name and a summary only (serving.*, engine.*).
+template <typename Line>
+PolicyKind named_kind(std::string_view kind, std::string_view field, std::string_view fallback, std::span<const Line> lines) {
+  PolicyKind k{kind, field, fallback, {}};
+  for (const auto& l : lines) {
+    if constexpr (requires { l.summary; }) {
+      k.lines.push_back({l.name, l.summary, {}});
+    } else {
+      k.lines.push_back({l.name, l.description, {}});
+    }
+  }
+  return k;
+}
+
 std::vector<PolicyKind> policy_kinds() {
+  const auto& graphs = cuda_graph_rules();
   return {
       kind_of("eviction", "cache.eviction", kDefaultEviction, eviction_policies()),
       kind_of("access", "cache.access.model", kDefaultAccessModel, access_models()),
       kind_of("overlap", "cache.overlap", kDefaultOverlap, overlap_policies()),
       kind_of("prefetch", "cache.prefetch.policy", kDefaultPrefetchPolicy, prefetch_policies()),
       kind_of("predictor", "cache.prefetch.predictor", kDefaultPredictor, prefetch_predictors()),
-      // A new kind of policy: its registry here, one line (sim/offload/registry.h lists the kinds).
+      // The other plug-in kinds a scenario chooses by name: serving's and the engine's.
+      named_kind("arrivals", "serving.arrivals.process", kArrivalProcesses[0].name, std::span<const Named>(kArrivalProcesses)),
+      named_kind("trace-format", "serving.arrivals.format", kTraceFormats[0].name, std::span<const Named>(kTraceFormats)),
+      named_kind("prefill", "serving.prefill.mode", kPrefillModes[0].name, std::span<const Named>(kPrefillModes)),
+      named_kind("mla-kernel", "engine.mla_kernel", mla_kernels().front().name, mla_kernels()),
+      named_kind("cuda-graph-sizes", "engine.cuda_graph_sizes", "none", std::span<const CudaGraphRule>(graphs)),
+      // A new kind: its registry here, one line (sim/offload/registry.h lists the policy kinds).
   };
 }
 
@@ -65,7 +90,9 @@ std::string param_key(const PolicyKind& k, const PolicyParam& p) {
 void add_policies_command(CLI::App& app, CommandAction& action) {
   auto json = std::make_shared<bool>(false);
   auto* cmd = app.add_subcommand("policies", "List the registered policies of each kind (eviction, access model, "
-                                             "overlap, prefetch) with their scenario names");
+                                             "overlap, prefetch, predictor) and the other plug-ins a scenario names "
+                                             "(arrival processes, trace formats, prefill modes, MLA kernels, CUDA-graph "
+                                             "rules)");
   cmd->add_flag("--json", *json, "Print a JSON object {\"eviction\": [{\"name\": ..., \"summary\": ...}], ...}");
   cmd->callback([json, &action] {
     action = [json](std::ostream& out) {

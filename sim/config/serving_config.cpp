@@ -158,9 +158,10 @@ ServingConfig read_serving(ObjectReader& r, const std::string& scenario_dir) {
   // A closed loop has no arrival period (its arrivals follow the completions) and a longer default
   // limit; the process is read (and checked) with the arrivals below.
   const std::optional<std::string> process = r.peek_text("arrivals", "process");
-  if (process && std::find(kArrivalProcesses.begin(), kArrivalProcesses.end(), *process) == kArrivalProcesses.end()) {
+  const std::vector<std::string> processes = names_of(kArrivalProcesses);
+  if (process && std::find(processes.begin(), processes.end(), *process) == processes.end()) {
     auto a = r.object("arrivals");
-    (void)a.choice("process", kArrivalProcesses);  // throws, with a did-you-mean
+    (void)a.choice("process", processes);  // throws, with a did-you-mean
   }
   const bool closed = process == std::optional<std::string>("concurrency");
   if (closed) {
@@ -184,7 +185,7 @@ ServingConfig read_serving(ObjectReader& r, const std::string& scenario_dir) {
   {
     auto a = r.object("arrivals");
     auto& c = s.arrivals;
-    c.process = a.choice("process", kArrivalProcesses);
+    c.process = a.choice("process", names_of(kArrivalProcesses));
     if (c.closed_loop()) {
       c.concurrency = a.integer("concurrency", Range::closed(1, kMaxRequests));
       c.requests = a.integer("requests", Range::closed(1, kMaxRequests));
@@ -196,7 +197,7 @@ ServingConfig read_serving(ObjectReader& r, const std::string& scenario_dir) {
       c.prompt_tokens = read_lengths(a, "prompt_tokens");
       c.output_tokens = read_lengths(a, "output_tokens");
     } else {
-      c.format = a.choice_or("format", kTraceFormats, kTraceFormats.front());
+      c.format = a.choice_or("format", names_of(kTraceFormats), std::string(kTraceFormats[0].name));
       const std::string file = a.text("file");
       const std::filesystem::path p(file);
       c.file = p.is_absolute() || scenario_dir.empty() ? file : (std::filesystem::path(scenario_dir) / p).string();
@@ -243,7 +244,7 @@ ServingConfig read_serving(ObjectReader& r, const std::string& scenario_dir) {
   {
     auto pf = r.object_or_empty("prefill");
     auto& p = s.prefill;
-    p.mode = pf.choice_or("mode", kPrefillModes, "none");
+    p.mode = pf.choice_or("mode", names_of(kPrefillModes), "none");
     if (p.disaggregated()) {
       p.instances = static_cast<int>(pf.integer("instances", Range::closed(1, 4096)));
       p.nodes_per_instance = static_cast<int>(pf.integer_or("nodes_per_instance", Range::closed(1, 1024), 1));

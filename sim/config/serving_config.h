@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "models/units.h"
+#include "sim/base/named.h"
 
 namespace ess {
 
@@ -33,7 +34,11 @@ struct RateChange {
 //                `trtllm-bench throughput --concurrency C` run it: `requests` requests in all, the
 //                first `concurrency` sent at t = 0 and each later one the moment an earlier one
 //                finishes, so at most `concurrency` are in flight; the run ends when all finish.
-inline const std::vector<std::string> kArrivalProcesses = {"poisson", "trace", "concurrency"};
+inline constexpr Named kArrivalProcesses[] = {
+    {"poisson", "open loop: Poisson arrivals at arrivals.rate (and rate_changes) during serving.duration"},
+    {"trace", "open loop: the rows of a request trace (arrivals.file in arrivals.format)"},
+    {"concurrency", "closed loop: arrivals.requests in all, at most arrivals.concurrency in flight (vllm bench serve --max-concurrency)"},
+};
 struct ArrivalConfig {
   std::string process = "poisson";  // one of kArrivalProcesses
   double rate = 0.0;                // poisson: requests per second from t = 0
@@ -53,7 +58,11 @@ struct ArrivalConfig {
 //                   since the first request), "input_length", "output_length", "hash_ids"
 //   azure-csv       Azure's LLM inference traces (Azure/AzurePublicDataset): "TIMESTAMP,ContextTokens,
 //                   GeneratedTokens", timestamps "YYYY-MM-DD HH:MM:SS.fffffff"
-inline const std::vector<std::string> kTraceFormats = {"ess-csv", "mooncake-jsonl", "azure-csv"};
+inline constexpr Named kTraceFormats[] = {
+    {"ess-csv", "\"arrival_s,prompt_tokens,output_tokens\", seconds"},
+    {"mooncake-jsonl", "Mooncake's trace: a JSON object a line, timestamp (ms), input_length, output_length, hash_ids"},
+    {"azure-csv", "Azure's LLM inference traces: TIMESTAMP,ContextTokens,GeneratedTokens"},
+};
 
 // The adaptive batch-size controller (sim/serving/controller.h).
 struct ControllerConfig {
@@ -105,7 +114,11 @@ struct CostConfig {
 //                 `tokens_per_gpu` tokens in all, chunks of the prompts admitted to it (vLLM's
 //                 max_num_batched_tokens, SGLang's chunked_prefill_size, TensorRT-LLM's
 //                 max_num_tokens), priced as one step (sim/serving/serving_loop.h).
-inline const std::vector<std::string> kPrefillModes = {"none", "disaggregated", "colocated"};
+inline constexpr Named kPrefillModes[] = {
+    {"none", "the requests arrive prefilled, their caches on the decode GPUs (TTFT leaves prefill out)"},
+    {"disaggregated", "prefill instances of the scenario's hardware; each cache crosses the network to its decode GPU"},
+    {"colocated", "the decode GPUs prefill too: prompt chunks in the decode steps under prefill.tokens_per_gpu"},
+};
 // Default step budgets: a disaggregated prefill step of 16,384 tokens per GPU (the LMSYS and
 // DeepSeek prefill batch); a colocated step of 8,192 (SGLang's chunked_prefill_size for 35-160 GB
 // GPUs, server_args.py).

@@ -251,9 +251,9 @@ const std::vector<TraceFormat>& trace_formats() {
         {"azure-csv", &parse_azure_csv},
     };
     // The loader's names and the parsers are one list.
-    if (f.size() != kTraceFormats.size()) throw InternalError("trace_formats: kTraceFormats and the parsers differ");
+    if (f.size() != std::size(kTraceFormats)) throw InternalError("trace_formats: kTraceFormats and the parsers differ");
     for (std::size_t i = 0; i < f.size(); ++i) {
-      if (f[i].name != kTraceFormats[i]) throw InternalError("trace_formats: kTraceFormats and the parsers differ");
+      if (f[i].name != kTraceFormats[i].name) throw InternalError("trace_formats: kTraceFormats and the parsers differ");
     }
     return f;
   }();

@@ -10,9 +10,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "models/mla_kernels.h"
 #include "sim/config/config_error.h"
 #include "sim/config/did_you_mean.h"
+#include "sim/config/engine_config.h"
 #include "sim/config/scenario.h"
+#include "sim/config/serving_config.h"
 #include "sim/offload/access_model.h"
 #include "sim/offload/eviction.h"
 #include "sim/offload/overlap.h"
@@ -168,4 +171,30 @@ TEST_CASE("each kind's default is a registered policy, and what a scenario namin
   CHECK(s.cache.prefetch.policy == ess::kDefaultPrefetchPolicy);
   const auto prefetching = ess::load_scenario(kOffloadScenario, {ess::parse_override("cache.prefetch.policy=layer-ahead")});
   CHECK(prefetching.cache.prefetch.predictor == ess::kDefaultPredictor);
+}
+
+TEST_CASE("policies lists the serving and engine choices a scenario names, as the loader accepts them") {
+  const auto r = ess::test::run_cli({"policies", "--json"});
+  REQUIRE(r.code == 0);
+  const auto doc = nlohmann::json::parse(r.out);
+  const auto list = [&doc](const char* kind) {
+    std::vector<std::string> names;
+    for (const auto& p : doc.at(kind)) {
+      CHECK_FALSE(p.at("summary").get<std::string>().empty());
+      names.push_back(p.at("name").get<std::string>());
+    }
+    return names;
+  };
+  CHECK(list("arrivals") == ess::names_of(ess::kArrivalProcesses));
+  CHECK(list("trace-format") == ess::names_of(ess::kTraceFormats));
+  CHECK(list("prefill") == ess::names_of(ess::kPrefillModes));
+  CHECK(list("mla-kernel") == ess::mla_kernel_names());
+  std::vector<std::string> rules;
+  for (const auto& rule : ess::cuda_graph_rules()) rules.emplace_back(rule.name);
+  CHECK(list("cuda-graph-sizes") == rules);
+  // The loader's choices are those names: a misspelt process is refused with the listed one suggested.
+  const std::string serving = std::string(ESS_SOURCE_DIR) + "/scenarios/serving-ess-32k.json";
+  const auto bad = ess::test::run_cli({"check", serving, "--set", "serving.arrivals.process=poison"});
+  CHECK(bad.code == 2);
+  CHECK_THAT(bad.err, Catch::Contains("did you mean \"poisson\""));
 }

@@ -28,8 +28,8 @@ void fails(const char* format, const std::string& text, const std::string& needl
 }  // namespace
 
 TEST_CASE("trace formats: one parser per name the loader accepts", "[serving][trace]") {
-  REQUIRE(ess::trace_formats().size() == ess::kTraceFormats.size());
-  for (std::size_t i = 0; i < ess::kTraceFormats.size(); ++i) CHECK(ess::trace_formats()[i].name == ess::kTraceFormats[i]);
+  REQUIRE(ess::trace_formats().size() == std::size(ess::kTraceFormats));
+  for (std::size_t i = 0; i < std::size(ess::kTraceFormats); ++i) CHECK(ess::trace_formats()[i].name == ess::kTraceFormats[i].name);
   CHECK_THROWS_AS(parse_trace("sharegpt", "", "t", 1), ess::InternalError);
 }
 
