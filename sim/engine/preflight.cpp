@@ -142,7 +142,7 @@ double ResourceEstimate::wall_seconds() const {
 }
 
 ResourceEstimate estimate_resources(const Scenario& s, std::int64_t batch_per_gpu, std::int64_t steps,
-                                    int trace_steps, double access_model_bytes) {
+                                    int trace_steps, double access_model_bytes, const std::optional<EstimatePoint>& point) {
   const auto& m = s.model;
   const double gpus = static_cast<double>(s.hardware.nodes) * static_cast<double>(s.hardware.gpu.count);
   const double ep = static_cast<double>(s.parallelism.expert_parallel);
@@ -151,7 +151,8 @@ ResourceEstimate estimate_resources(const Scenario& s, std::int64_t batch_per_gp
   const double n_steps = static_cast<double>(steps);
   const double tokens = static_cast<double>(batch_per_gpu) * static_cast<double>(s.parallelism.tensor_parallel) *
                         static_cast<double>(s.workload.mtp.depth);
-  const bool offload = s.cache.mode == CacheMode::offload;
+  const bool offload = point ? point->offload : s.cache.mode == CacheMode::offload;
+  const std::int64_t context = point ? point->context : s.workload.context_length;
 
   ResourceEstimate e;
   const std::string gpus_knob = "hardware.nodes x hardware.gpu.count = " +
@@ -167,8 +168,7 @@ ResourceEstimate estimate_resources(const Scenario& s, std::int64_t batch_per_gp
   e.memory.push_back({"trace", "--trace-steps " + std::to_string(trace_steps), trace_events * kTraceBytesPerEvent});
   e.wall.push_back({"trace", "--trace-steps " + std::to_string(trace_steps), trace_events * kSecondsPerTraceEvent});
   if (offload) {
-    const double final_context = static_cast<double>(s.workload.context_length) +
-                                 n_steps * s.workload.mtp.acceptance;
+    const double final_context = static_cast<double>(context) + n_steps * s.workload.mtp.acceptance;
     const double sampled = static_cast<double>(s.cache.sampled_requests);
     e.memory.push_back({kCacheSimulationPart, "cache.sampled_requests = " + std::to_string(s.cache.sampled_requests),
                         layers * sampled * final_context * kPoolBytesPerPosition});

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -82,9 +83,18 @@ void enforce_limits(const ResourceEstimate& estimate, const ResourceLimits& limi
 // The estimate of a prefill scenario's run (Scenario::prefill) of `steps` steps.
 [[nodiscard]] ResourceEstimate estimate_prefill_resources(const Scenario& scenario, std::int64_t steps);
 
-// The estimate alone (no limits, no plans built); exposed for tests and `bench`.
+// What a point of a serving table varies of a scenario's run, without a copy of the scenario:
+// its context, and whether it offloads (the GPU-only table of an offload scenario does not).
+struct EstimatePoint {
+  std::int64_t context = 0;
+  bool offload = false;
+};
+
+// The estimate alone (no limits, no plans built); exposed for tests and `bench`. `point`: the
+// context and cache mode to estimate at instead of the scenario's.
 [[nodiscard]] ResourceEstimate estimate_resources(const Scenario& scenario, std::int64_t batch_per_gpu,
                                                   std::int64_t steps, int trace_steps,
-                                                  double access_model_bytes);
+                                                  double access_model_bytes,
+                                                  const std::optional<EstimatePoint>& point = std::nullopt);
 
 }  // namespace ess

@@ -55,12 +55,9 @@ double mean_length(const TokenLengths& t) { return 0.5 * (static_cast<double>(t.
 // One decode-table point as table_builder's measure_point runs it.
 // One decode-table point as table_builder's measure_point runs it, with a prompt chunk of
 // `chunk_tokens` per GPU in each step (colocated prefill).
-ResourceEstimate decode_point(const Scenario& s, std::int64_t batch, std::int64_t context, std::int64_t chunk_tokens) {
-  Scenario p = s;
-  p.serving.reset();
-  p.workload.context_length = context;
-  ResourceEstimate e = estimate_resources(p, batch, s.serving->table.steps, 0, 0.0);
-  if (chunk_tokens > 0) e.wall.push_back(prefill_routing(p, chunk_tokens, s.serving->table.steps));
+ResourceEstimate decode_point(const Scenario& s, bool offload, std::int64_t batch, std::int64_t context, std::int64_t chunk_tokens) {
+  ResourceEstimate e = estimate_resources(s, batch, s.serving->table.steps, 0, 0.0, EstimatePoint{context, offload});
+  if (chunk_tokens > 0) e.wall.push_back(prefill_routing(s, chunk_tokens, s.serving->table.steps));
   return e;
 }
 
@@ -106,7 +103,7 @@ ResourceEstimate estimate_tables(const Scenario& s, const ServingMemory& memory,
   // context (its sampled requests do not depend on the batch).
   std::set<std::int64_t> simulated;  // contexts whose cache simulation the store holds
   const auto offload_run = [&](std::int64_t b, std::int64_t c, std::int64_t chunk) {
-    ResourceEstimate e = decode_point(s, b, c, chunk);
+    ResourceEstimate e = decode_point(s, true, b, c, chunk);
     if (!simulated.insert(c).second) {
       std::erase_if(e.wall, [](const ResourceEstimate::Part& part) { return part.what == kCacheSimulationPart; });
     }
@@ -119,11 +116,9 @@ ResourceEstimate estimate_tables(const Scenario& s, const ServingMemory& memory,
     }
   }
   if (!memory.offload() || memory.fallback_possible()) {
-    Scenario gpu_only = s;
-    gpu_only.cache.mode = CacheMode::gpu;
     for (const std::int64_t b : decode.batches) {
       for (const std::int64_t c : decode.contexts) {
-        add_run(total, decode_point(gpu_only, b, c, 0), peak, peak_what);
+        add_run(total, decode_point(s, false, b, c, 0), peak, peak_what);
         ++runs;
       }
     }
@@ -137,7 +132,7 @@ ResourceEstimate estimate_tables(const Scenario& s, const ServingMemory& memory,
     simulated.clear();  // the chunk model has a store of its own
     const auto chunk_run = [&](std::int64_t b, std::int64_t chunk) {
       if (memory.offload()) return offload_run(b, context, chunk);
-      add_run(total, decode_point(s, b, context, chunk), peak, peak_what);
+      add_run(total, decode_point(s, false, b, context, chunk), peak, peak_what);
       ++runs;
     };
     for (const std::int64_t batch : chunk_slice_batches(s, decode)) {
