@@ -25,12 +25,7 @@ nlohmann::ordered_json prefill_results_json(const Scenario& s, const RunResult& 
   nlohmann::ordered_json sum;
   sum["phase"] = "prefill";
   add_machine(sum, s);
-  sum["engine"] = {{"name", s.engine.name},
-                   {"version", s.engine.version},
-                   {"kernel_gap_s", s.engine.kernel_gap.value()},
-                   {"eplb", s.engine.eplb},
-                   {"prefill_alltoall_sms", s.engine.prefill_alltoall_sms},
-                   {"prefill_alltoall_overlap_efficiency", s.engine.prefill_alltoall_overlap_efficiency}};
+  sum["engine"] = engine_summary(s, std::nullopt);
   add_layout(sum, s, r);
   sum["prompt_length"] = s.prefill->prompt_length;
   sum["tokens_per_gpu"] = s.prefill->tokens_per_gpu;
