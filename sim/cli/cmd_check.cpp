@@ -7,7 +7,7 @@
 #include "sim/cli/commands.h"
 #include "sim/config/scenario.h"
 #include "sim/engine/preflight.h"
-#include "sim/cli/serving_prepare.h"
+#include "sim/serving/serving_run.h"
 
 namespace ess {
 

@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/cli/commands.h"
-#include "sim/cli/serving_prepare.h"
+#include "sim/serving/serving_run.h"
 #include "sim/config/config_error.h"
 #include "sim/io/atomic_file.h"
 #include "sim/engine/simulation.h"
@@ -46,10 +46,8 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 int run_serving_scenario(const Scenario& s, const std::string& out_dir, bool json, const ResourceLimits& limits,
                          std::ostream& out) {
-  Prepared p = prepare(s, limits);
-  const StepModel model = build_step_model(s, p.memory, p.grid);
-  const ServingRun run = serve(s, p, model);
-  const auto results = results_document(s, serving_json(s, run, model, p.memory));
+  const ServingOutcome outcome = simulate_serving(s, limits);
+  const auto results = results_document(s, outcome.serving);
   const std::string text = results.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   if (!out_dir.empty()) {
     const std::filesystem::path dir(out_dir);

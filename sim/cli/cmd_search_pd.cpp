@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/cli/commands.h"
-#include "sim/cli/serving_prepare.h"
+#include "sim/serving/serving_run.h"
 #include "sim/config/config_error.h"
 #include "sim/metrics/results.h"
 #include "sim/serving/serving_metrics.h"

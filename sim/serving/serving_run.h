@@ -1,9 +1,13 @@
-// The preparation every serving command shares (run, bench, search pd): the checks serving mode
-// makes of a scenario, its requests, memory plan and step-table grid, and the run of each prefill
-// mode.
+// Serving's library entry point: a scenario with a "serving" section in, its serving run and
+// metrics out (simulate_serving), and the stages behind it that the commands share (run, bench,
+// check, search pd): the checks serving mode makes of a scenario, its requests, memory plan,
+// step-table grid and preflight (prepare), and the run of each prefill mode (serve). The command
+// line only parses, calls these and prints.
 #pragma once
 
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "sim/config/scenario.h"
 #include "sim/engine/preflight.h"
@@ -35,5 +39,15 @@ struct Prepared {
 // (disaggregated), or with prompt chunks in its steps (colocated). `chunks` receives the chunk
 // model of a colocated run.
 [[nodiscard]] ServingRun serve(const Scenario& s, const Prepared& p, const StepModel& model, ChunkModel* chunks = nullptr);
+
+struct ServingOutcome {
+  Prepared prepared;
+  StepModel model;
+  ServingRun run;
+  nlohmann::ordered_json serving;  // results.json's "serving" object (serving_metrics.h)
+};
+
+// The whole serving run of `s`: prepare (preflight under `limits`), the step tables, serve, the metrics.
+[[nodiscard]] ServingOutcome simulate_serving(const Scenario& s, const ResourceLimits& limits);
 
 }  // namespace ess

@@ -1,10 +1,11 @@
-#include "sim/cli/serving_prepare.h"
+#include "sim/serving/serving_run.h"
 
 #include <algorithm>
 #include <string>
 
 #include "sim/config/config_error.h"
 #include "sim/serving/prefill_pool.h"
+#include "sim/serving/serving_metrics.h"
 #include "sim/serving/serving_preflight.h"
 
 namespace ess {
@@ -55,6 +56,14 @@ ServingRun serve(const Scenario& s, const Prepared& p, const StepModel& model, C
     return run_serving(s, p.requests, model, p.memory, &m);
   }
   return run_serving(s, p.requests, model, p.memory);
+}
+
+ServingOutcome simulate_serving(const Scenario& s, const ResourceLimits& limits) {
+  Prepared p = prepare(s, limits);
+  StepModel model = build_step_model(s, p.memory, p.grid);
+  ServingRun run = serve(s, p, model);
+  nlohmann::ordered_json serving = serving_json(s, run, model, p.memory);
+  return {std::move(p), std::move(model), std::move(run), std::move(serving)};
 }
 
 }  // namespace ess
