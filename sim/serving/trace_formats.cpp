@@ -244,17 +244,13 @@ std::vector<Request> parse_mooncake_jsonl(std::string_view text, const std::stri
 }  // namespace
 
 const std::vector<TraceFormat>& trace_formats() {
+  // A parser for each of the loader's formats, by its index there: the names are written once
+  // (kTraceFormats), and a format without a parser, or a parser without a format, does not compile.
+  static constexpr TraceFormat::Parse kParsers[] = {&parse_ess_csv, &parse_mooncake_jsonl, &parse_azure_csv};
+  static_assert(std::size(kParsers) == std::size(kTraceFormats), "a parser for each of kTraceFormats, in its order");
   static const std::vector<TraceFormat> formats = [] {
-    std::vector<TraceFormat> f = {
-        {"ess-csv", &parse_ess_csv},
-        {"mooncake-jsonl", &parse_mooncake_jsonl},
-        {"azure-csv", &parse_azure_csv},
-    };
-    // The loader's names and the parsers are one list.
-    if (f.size() != std::size(kTraceFormats)) throw InternalError("trace_formats: kTraceFormats and the parsers differ");
-    for (std::size_t i = 0; i < f.size(); ++i) {
-      if (f[i].name != kTraceFormats[i].name) throw InternalError("trace_formats: kTraceFormats and the parsers differ");
-    }
+    std::vector<TraceFormat> f;
+    for (std::size_t i = 0; i < std::size(kParsers); ++i) f.push_back({kTraceFormats[i].name, kParsers[i]});
     return f;
   }();
   return formats;

@@ -13,9 +13,10 @@
 namespace ess {
 
 struct TraceFormat {
-  std::string_view name;  // as in kTraceFormats
   // The requests of `text`, arriving before `duration` seconds; `origin` names the file in errors.
-  std::vector<Request> (*parse)(std::string_view text, const std::string& origin, double duration);
+  using Parse = std::vector<Request> (*)(std::string_view text, const std::string& origin, double duration);
+  std::string_view name;  // kTraceFormats' name
+  Parse parse;
 };
 
 // Every format of kTraceFormats, in its order.
