@@ -28,6 +28,7 @@ struct PrefillOptions {
   int steps = 1;
   std::vector<std::string> sets;
   bool json = false;
+  bool allow_large = false;
 };
 
 struct Row {
@@ -46,7 +47,7 @@ int print_prefill(const PrefillOptions& o, std::ostream& out) {
     s.serving.reset();
     s.cache.mode = CacheMode::gpu;  // prefill computes every prompt token's cache on the GPU
     s.prefill = PrefillConfig{length, 0, o.tokens_per_gpu > 0 ? o.tokens_per_gpu : length, o.steps};
-    Simulation sim(s, SimulationOptions(o.steps, 0));
+    Simulation sim(s, SimulationOptions(o.steps, 0, resource_limits(o.allow_large)));
     const RunResult r = sim.run();
     rows.push_back(Row{length, s.prefill->tokens_per_gpu, step_stats(r.step_time).mean, prefill_tokens_per_s_per_gpu(s, r),
                        time_by_category(r)});
@@ -103,6 +104,7 @@ void cost_cli::add_cost_prefill_command(CLI::App* cost, CommandAction& action) {
   cmd->add_option("--steps", o->steps, "Steps simulated per prompt length (default 1)")->check(CLI::Range(1, 100));
   add_set_option(*cmd, o->sets);
   cmd->add_flag("--json", o->json, "Print JSON");
+  add_allow_large_flag(*cmd, o->allow_large);
   cmd->callback([o, &action] { action = [o](std::ostream& out) { return print_prefill(*o, out); }; });
 }
 

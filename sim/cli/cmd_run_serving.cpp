@@ -76,7 +76,9 @@ nlohmann::ordered_json prefill_checks(const Scenario& s, const StepTable& table,
     const std::int64_t tokens = (ts[i] + ts[i + 1]) / 2;
     const double predicted = table.at(static_cast<double>(tokens), static_cast<double>(prompt)).time;
     const Scenario instance = prefill_instance_scenario(s, tokens, prompt);  // Simulation keeps a reference
-    Simulation sim(instance, SimulationOptions(1, 0));
+    ResourceLimits vetted;  // points between the table's, which serving's preflight passed
+    vetted.enforce = false;
+    Simulation sim(instance, SimulationOptions(1, 0, vetted));
     const double direct = sim.run().step_time.at(0);
     const double err = (predicted - direct) / direct;
     worst = std::max(worst, std::abs(err));

@@ -52,7 +52,6 @@ double expected_requests(const ServingConfig& c, std::string& knob) {
 
 double mean_length(const TokenLengths& t) { return 0.5 * (static_cast<double>(t.min) + static_cast<double>(t.max)); }
 
-// One decode-table point as table_builder's measure_point runs it.
 // One decode-table point as table_builder's measure_point runs it, with a prompt chunk of
 // `chunk_tokens` per GPU in each step (colocated prefill).
 ResourceEstimate decode_point(const Scenario& s, bool offload, std::int64_t batch, std::int64_t context, std::int64_t chunk_tokens) {
@@ -70,8 +69,7 @@ void add_run(ResourceEstimate& total, const ResourceEstimate& e, double& peak_me
     peak_memory = e.memory_bytes();
     const auto largest = std::max_element(e.memory.begin(), e.memory.end(),
                                           [](const auto& a, const auto& b) { return a.value < b.value; });
-    peak_what = "most of it " + largest->what + (largest->knob.empty() ? "" : ": " + largest->knob) +
-                ", at the table's longest context";
+    peak_what = "most of it " + largest->what + (largest->knob.empty() ? "" : ": " + largest->knob);
   }
 }
 
@@ -126,7 +124,7 @@ ResourceEstimate estimate_tables(const Scenario& s, const ServingMemory& memory,
   const PrefillPoolConfig& pf = s.serving->prefill;
   if (pf.colocated()) {
     const TableGrid chunks = chunk_table_grid(s, requests);
-    std::int64_t context = 1;
+    std::int64_t context = 1;  // the longest request's (the chunk model runs at the mean: an upper bound)
     for (const auto& r : requests) context = std::max(context, r.prompt_tokens + r.output_tokens);
     bool first = true;
     simulated.clear();  // the chunk model has a store of its own
