@@ -40,6 +40,19 @@ std::string reference() {
   return page;
 }
 
+// Each of `existing` is written after `prefix` on the page, and the page writes nothing else there.
+void same_names(const std::set<std::string>& existing, const std::string& prefix) {
+  const auto written = documented(reference(), prefix);
+  for (const auto& e : existing) {
+    INFO(prefix << e);
+    CHECK(written.count(e) == 1);
+  }
+  for (const auto& w : written) {
+    INFO("sim/cli/README.md names " << prefix << w);
+    CHECK(existing.count(w) == 1);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("sim/cli/README.md documents every subcommand --help lists, and no other", "[cli][readme]") {
@@ -47,16 +60,7 @@ TEST_CASE("sim/cli/README.md documents every subcommand --help lists, and no oth
   REQUIRE(help.code == 0);
   const auto commands = subcommands(help.out);
   REQUIRE(commands.size() > 10);
-  const std::string page = reference();
-  const auto written = documented(page, "ess-sim ");
-  for (const auto& c : commands) {
-    INFO(c);
-    CHECK(written.count(c) == 1);
-  }
-  for (const auto& w : written) {
-    INFO("sim/cli/README.md names ess-sim " << w);
-    CHECK(commands.count(w) == 1);
-  }
+  same_names(commands, "ess-sim ");
 }
 
 TEST_CASE("sim/cli/README.md documents every cost operation, and no other", "[cli][readme]") {
@@ -64,16 +68,7 @@ TEST_CASE("sim/cli/README.md documents every cost operation, and no other", "[cl
   REQUIRE(help.code == 0);
   const auto operations = subcommands(help.out);
   REQUIRE(operations.count("routing") == 1);
-  const std::string page = reference();
-  auto written = documented(page, "ess-sim cost ");
-  for (const auto& o : operations) {
-    INFO(o);
-    CHECK(written.count(o) == 1);
-  }
-  for (const auto& w : written) {
-    INFO("sim/cli/README.md names ess-sim cost " << w);
-    CHECK(operations.count(w) == 1);
-  }
+  same_names(operations, "ess-sim cost ");
 }
 
 TEST_CASE("the reference check fails on a page that names a command that does not exist", "[cli][readme]") {

@@ -48,6 +48,16 @@ std::string read_text(const std::string& path) {
   return s.str();
 }
 
+// The names `policies --json` lists for `kind`, each with a summary.
+std::vector<std::string> listed_names(const nlohmann::json& doc, const char* kind) {
+  std::vector<std::string> names;
+  for (const auto& p : doc.at(kind)) {
+    CHECK_FALSE(p.at("summary").get<std::string>().empty());
+    names.push_back(p.at("name").get<std::string>());
+  }
+  return names;
+}
+
 }  // namespace
 
 TEST_CASE("policies lists every registered eviction policy and access model with its summary") {
@@ -65,14 +75,7 @@ TEST_CASE("policies --json gives each kind's names and summaries in registry ord
   REQUIRE(r.code == 0);
   const auto doc = nlohmann::json::parse(r.out);
   for (const char* kind : {"eviction", "access", "overlap", "prefetch"}) CHECK(doc.contains(kind));
-  const auto list = [&doc](const char* kind) {
-    std::vector<std::string> names;
-    for (const auto& p : doc.at(kind)) {
-      CHECK_FALSE(p.at("summary").get<std::string>().empty());
-      names.push_back(p.at("name").get<std::string>());
-    }
-    return names;
-  };
+  const auto list = [&doc](const char* kind) { return listed_names(doc, kind); };
   CHECK(list("eviction") == names_of(ess::eviction_policies()));
   CHECK(list("access") == names_of(ess::access_models()));
   CHECK(doc.at("eviction").at(0).at("summary") == std::string(ess::eviction_policies()[0].summary));
@@ -177,14 +180,7 @@ TEST_CASE("policies lists the serving and engine choices a scenario names, as th
   const auto r = ess::test::run_cli({"policies", "--json"});
   REQUIRE(r.code == 0);
   const auto doc = nlohmann::json::parse(r.out);
-  const auto list = [&doc](const char* kind) {
-    std::vector<std::string> names;
-    for (const auto& p : doc.at(kind)) {
-      CHECK_FALSE(p.at("summary").get<std::string>().empty());
-      names.push_back(p.at("name").get<std::string>());
-    }
-    return names;
-  };
+  const auto list = [&doc](const char* kind) { return listed_names(doc, kind); };
   CHECK(list("arrivals") == ess::names_of(ess::kArrivalProcesses));
   CHECK(list("trace-format") == ess::names_of(ess::kTraceFormats));
   CHECK(list("prefill") == ess::names_of(ess::kPrefillModes));
