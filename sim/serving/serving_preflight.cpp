@@ -1,6 +1,7 @@
 #include "sim/serving/serving_preflight.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <set>
 #include <string>
 
@@ -21,7 +22,13 @@ constexpr double kLoopBytesPerRequest = 256.0;
 // request-steps, 12 ns each), doubled for machines slower than the one measured.
 constexpr double kSecondsPerRequestStep = 25e-9;
 
-std::string count(double n) { return std::to_string(static_cast<long long>(n)); }
+// A count for messages; a double, since absurd inputs are what is being estimated (1e12 requests
+// of 1e9 tokens would overflow an integer).
+std::string count(double n) {
+  char text[48];
+  std::snprintf(text, sizeof text, "%.0f", n);
+  return text;
+}
 
 // Requests the arrival process will draw: expected for Poisson, exact otherwise.
 double expected_requests(const ServingConfig& c, std::string& knob) {
