@@ -1,10 +1,12 @@
 #include "sim/serving/arrivals.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
 #include <string_view>
 
+#include "sim/base/error.h"
 #include "sim/config/config_error.h"
 #include "sim/config/json_text.h"
 #include "sim/base/rng.h"
@@ -89,10 +91,73 @@ std::vector<Request> read_arrival_trace(const std::string& path, double duration
   return parse_trace(format, read_text_file(path), path, duration);
 }
 
+namespace {
+
+std::vector<Request> draw_poisson(const ServingConfig& s, std::uint64_t seed) {
+  return poisson_arrivals(s.arrivals, s.duration.value(), seed);
+}
+std::vector<Request> draw_trace(const ServingConfig& s, std::uint64_t) {
+  return read_arrival_trace(s.arrivals.file, s.duration.value(), s.arrivals.format);
+}
+std::vector<Request> draw_closed_loop(const ServingConfig& s, std::uint64_t seed) { return closed_loop_requests(s.arrivals, seed); }
+
+double mean_length(const TokenLengths& t) { return 0.5 * (static_cast<double>(t.min) + static_cast<double>(t.max)); }
+
+// Each rate times its period, the rate changes included.
+ArrivalProcess::Load expected_poisson(const ServingConfig& c) {
+  double n = 0.0;
+  double t = 0.0;
+  double rate = c.arrivals.rate;
+  const double end = c.duration.value();
+  for (const RateChange& change : c.arrivals.rate_changes) {
+    const double until = std::min(change.at, end);
+    if (until > t) n += rate * (until - t);
+    t = std::max(t, until);
+    rate = change.rate;
+  }
+  if (end > t) n += rate * (end - t);
+  return {n, mean_length(c.arrivals.output_tokens), "serving.arrivals.rate x serving.duration"};
+}
+// At most one request a line; its lengths are known once it is read.
+ArrivalProcess::Load expected_trace(const ServingConfig& c) {
+  const std::string text = read_text_file(c.arrivals.file);
+  return {static_cast<double>(std::count(text.begin(), text.end(), '\n') + 1), 1.0, "the lines of serving.arrivals.file"};
+}
+ArrivalProcess::Load expected_closed_loop(const ServingConfig& c) {
+  return {static_cast<double>(c.arrivals.requests), mean_length(c.arrivals.output_tokens),
+          "serving.arrivals.requests = " + std::to_string(c.arrivals.requests)};
+}
+
+}  // namespace
+
+const std::vector<ArrivalProcess>& arrival_processes() {
+  struct Functions {
+    std::vector<Request> (*draw)(const ServingConfig&, std::uint64_t);
+    ArrivalProcess::Load (*expected)(const ServingConfig&);
+  };
+  // By kArrivalProcesses' index: poisson, trace, concurrency.
+  static constexpr Functions kFunctions[] = {
+      {&draw_poisson, &expected_poisson}, {&draw_trace, &expected_trace}, {&draw_closed_loop, &expected_closed_loop}};
+  static_assert(std::size(kFunctions) == std::size(kArrivalProcesses), "a process for each of kArrivalProcesses, in its order");
+  static const std::vector<ArrivalProcess> processes = [] {
+    std::vector<ArrivalProcess> out;
+    for (std::size_t i = 0; i < std::size(kFunctions); ++i) {
+      out.push_back({kArrivalProcesses[i].name, kFunctions[i].draw, kFunctions[i].expected});
+    }
+    return out;
+  }();
+  return processes;
+}
+
+const ArrivalProcess& arrival_process(std::string_view name) {
+  for (const auto& p : arrival_processes()) {
+    if (p.name == name) return p;
+  }
+  throw InternalError("unknown arrival process \"" + std::string(name) + "\"");
+}
+
 std::vector<Request> arrivals(const ServingConfig& s, std::uint64_t scenario_seed) {
-  if (s.arrivals.process == "trace") return read_arrival_trace(s.arrivals.file, s.duration.value(), s.arrivals.format);
-  if (s.arrivals.closed_loop()) return closed_loop_requests(s.arrivals, arrival_seed(scenario_seed));
-  return poisson_arrivals(s.arrivals, s.duration.value(), arrival_seed(scenario_seed));
+  return arrival_process(s.arrivals.process).draw(s, arrival_seed(scenario_seed));
 }
 
 }  // namespace ess

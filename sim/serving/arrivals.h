@@ -47,6 +47,25 @@ struct Request {
 // as Poisson arrivals draw theirs, the first `concurrency` sent at 0, the rest kNotSent.
 [[nodiscard]] std::vector<Request> closed_loop_requests(const ArrivalConfig& a, std::uint64_t seed);
 
+// An arrival process, the one serving.arrivals.process names (kArrivalProcesses' line of the same
+// index; a process without a line, or a line without a process, does not compile). Adding one: its
+// Named line and reader branch in sim/config/serving_config, its line here.
+struct ArrivalProcess {
+  std::string_view name;
+  // Its requests, from the serving section and the arrival streams' seed (arrival_seed()).
+  std::vector<Request> (*draw)(const ServingConfig& s, std::uint64_t seed);
+  // What it will draw, before drawing it: serving's preflight (serving_preflight.h) refuses absurd loads.
+  struct Load {
+    double requests = 0.0;      // how many (the expectation of a random process)
+    double output_tokens = 1.0;  // each, on average (1 where the lengths are not known before reading)
+    std::string knob;           // the settings that decide the count
+  };
+  Load (*expected)(const ServingConfig& s);
+};
+[[nodiscard]] const std::vector<ArrivalProcess>& arrival_processes();
+// The process called `name`; InternalError for an unknown one (the loader refuses those first).
+[[nodiscard]] const ArrivalProcess& arrival_process(std::string_view name);
+
 // The requests of a serving section (any process).
 [[nodiscard]] std::vector<Request> arrivals(const ServingConfig& s, std::uint64_t scenario_seed);
 

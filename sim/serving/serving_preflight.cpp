@@ -5,7 +5,6 @@
 #include <set>
 #include <string>
 
-#include "sim/config/json_text.h"
 #include "sim/serving/prefill_pool.h"
 #include "sim/serving/serving_loop.h"
 
@@ -30,34 +29,6 @@ std::string count(double n) {
   return text;
 }
 
-// Requests the arrival process will draw: expected for Poisson, exact otherwise.
-double expected_requests(const ServingConfig& c, std::string& knob) {
-  const ArrivalConfig& a = c.arrivals;
-  if (a.closed_loop()) {
-    knob = "serving.arrivals.requests = " + std::to_string(a.requests);
-    return static_cast<double>(a.requests);
-  }
-  if (a.process == "trace") {
-    knob = "the lines of serving.arrivals.file";
-    const std::string text = read_text_file(a.file);
-    return static_cast<double>(std::count(text.begin(), text.end(), '\n') + 1);
-  }
-  double n = 0.0;
-  double t = 0.0;
-  double rate = a.rate;
-  const double end = c.duration.value();
-  for (const RateChange& change : a.rate_changes) {
-    const double until = std::min(change.at, end);
-    if (until > t) n += rate * (until - t);
-    t = std::max(t, until);
-    rate = change.rate;
-  }
-  if (end > t) n += rate * (end - t);
-  knob = "serving.arrivals.rate x serving.duration";
-  return n;
-}
-
-double mean_length(const TokenLengths& t) { return 0.5 * (static_cast<double>(t.min) + static_cast<double>(t.max)); }
 
 // One decode-table point as table_builder's measure_point runs it, with a prompt chunk of
 // `chunk_tokens` per GPU in each step (colocated prefill).
@@ -84,15 +55,12 @@ void add_run(ResourceEstimate& total, const ResourceEstimate& e, double& peak_me
 
 ResourceEstimate estimate_requests(const Scenario& s) {
   const ServingConfig& c = *s.serving;
-  std::string knob;
-  const double n = expected_requests(c, knob);
+  const ArrivalProcess::Load load = arrival_process(c.arrivals.process).expected(c);
   ResourceEstimate e;
   const double per_request = static_cast<double>(sizeof(Request) + sizeof(RequestOutcome)) + kLoopBytesPerRequest;
-  e.memory.push_back({"serving requests (" + count(n) + ")", knob, n * per_request});
-  // A trace's output lengths are not known before it is parsed: one step per request is counted.
-  const double outputs = c.arrivals.process == "trace" ? 1.0 : mean_length(c.arrivals.output_tokens);
-  const double request_steps = n * outputs / std::max(1.0, s.workload.mtp.acceptance);
-  e.wall.push_back({"serving loop (" + count(request_steps) + " request-steps)", knob + " x output tokens",
+  e.memory.push_back({"serving requests (" + count(load.requests) + ")", load.knob, load.requests * per_request});
+  const double request_steps = load.requests * load.output_tokens / std::max(1.0, s.workload.mtp.acceptance);
+  e.wall.push_back({"serving loop (" + count(request_steps) + " request-steps)", load.knob + " x output tokens",
                     request_steps * kSecondsPerRequestStep});
   return e;
 }

@@ -105,3 +105,31 @@ TEST_CASE("a trace gives its rows, leaves out those after the period, and names 
   fails("arrival_s,prompt_tokens,output_tokens\n1,10\n", "expected 3 comma-separated values");
   fails("", "empty trace");
 }
+
+TEST_CASE("the arrival processes are the loader's, each drawing what its expected load says", "[serving][arrivals]") {
+  REQUIRE(ess::arrival_processes().size() == std::size(ess::kArrivalProcesses));
+  for (std::size_t i = 0; i < std::size(ess::kArrivalProcesses); ++i) {
+    CHECK(ess::arrival_processes()[i].name == ess::kArrivalProcesses[i].name);
+  }
+  CHECK_THROWS_AS(ess::arrival_process("poison"), ess::InternalError);
+  // A closed loop draws exactly its count; Poisson about its expectation (rate x period).
+  ess::ServingConfig closed;
+  closed.arrivals.process = "concurrency";
+  closed.arrivals.requests = 37;
+  closed.arrivals.concurrency = 4;
+  closed.arrivals.prompt_tokens = {100, 200};
+  closed.arrivals.output_tokens = {10, 30};
+  const auto& c = ess::arrival_process("concurrency");
+  CHECK(c.expected(closed).requests == 37.0);
+  CHECK(c.expected(closed).output_tokens == 20.0);
+  CHECK(c.draw(closed, 7).size() == 37);
+  ess::ServingConfig open = closed;
+  open.arrivals.process = "poisson";
+  open.arrivals.rate = 50.0;
+  open.duration = ess::Seconds(100.0);
+  open.arrivals.rate_changes = {{50.0, 10.0}};
+  const auto& p = ess::arrival_process("poisson");
+  CHECK(p.expected(open).requests == Approx(50.0 * 50.0 + 10.0 * 50.0));
+  const double drawn = static_cast<double>(p.draw(open, 7).size());
+  CHECK(drawn == Approx(3000.0).epsilon(0.1));  // 3,000 expected; a Poisson count's sigma is ~55
+}
