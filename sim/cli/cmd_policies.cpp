@@ -50,13 +50,7 @@ PolicyKind kind_of(std::string_view kind, std::string_view field, std::string_vi
 template <typename Line>
 PolicyKind named_kind(std::string_view kind, std::string_view field, std::string_view fallback, std::span<const Line> lines) {
   PolicyKind k{kind, field, fallback, {}};
-  for (const auto& l : lines) {
-    if constexpr (requires { l.summary; }) {
-      k.lines.push_back({l.name, l.summary, {}});
-    } else {
-      k.lines.push_back({l.name, l.description, {}});
-    }
-  }
+  for (const auto& l : lines) k.lines.push_back({l.name, l.summary, {}});
   return k;
 }
 

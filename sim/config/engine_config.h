@@ -57,7 +57,7 @@ struct EngineConfig {
 // The capture-size rules: name and the sizes up to `max_batch`, ascending.
 struct CudaGraphRule {
   std::string_view name;
-  std::string_view description;
+  std::string_view summary;  // one line, for `ess-sim policies`
   std::vector<std::int64_t> (*sizes)(std::int64_t max_batch);
 };
 [[nodiscard]] const std::vector<CudaGraphRule>& cuda_graph_rules();

@@ -429,7 +429,7 @@ nlohmann::ordered_json serving_json(const Scenario& s, const ServingRun& run, co
   const auto step_stat = [&](double v) { return steps.count > 0 ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr); };
   j["steps"] = {{"count", run.steps.size()},
                 {"step_time_s", {{"mean", step_stat(steps.mean)}, {"p50", step_stat(steps.median)},
-                                 {"p99", step_stat(steps.count > 0 ? nearest_rank(st.step_times, 0.99) : 0.0)}, {"max", step_stat(steps.max)}}},
+                                 {"p99", step_stat(nearest_rank(st.step_times, 0.99))}, {"max", step_stat(steps.max)}}},
                 {"busy_s", st.busy_time},
                 {"idle_s", run.idle_time}};
   j["controller"] = controller_json(cfg.controller, run, st, duration);

@@ -29,7 +29,6 @@ std::string count(double n) {
   return text;
 }
 
-
 // One decode-table point as table_builder's measure_point runs it, with a prompt chunk of
 // `chunk_tokens` per GPU in each step (colocated prefill).
 ResourceEstimate decode_point(const Scenario& s, bool offload, std::int64_t batch, std::int64_t context, std::int64_t chunk_tokens) {
