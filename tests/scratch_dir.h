@@ -1,4 +1,5 @@
-// Test helpers for files: a scratch directory removed at the end, and reading a file whole.
+// Test helpers for files: a scratch directory removed at the end, reading a file whole and
+// writing one.
 #pragma once
 
 #include <unistd.h>
@@ -38,6 +39,12 @@ class ScratchDir {
 inline std::string read_file(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Writes `text` to `path`, making its folders first.
+inline void write_text(const std::filesystem::path& path, const std::string& text) {
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary) << text;
 }
 
 }  // namespace ess::test

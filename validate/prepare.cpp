@@ -105,11 +105,12 @@ RunnerConfig prepare_runner(const Scenario& scenario, const std::filesystem::pat
   require(!access_model_reads_file(scenario.cache.access.model), scenario, "/cache/access",
           "prepare records a generated access model's selections; a replayed trace can be passed to the runner as is");
   require(!scenario.cache.nvme.has_value(), scenario, "/cache/nvme", "it has no NVMe tier");
-  const std::int64_t batch = resolve_batch(scenario);
+  const DecodeRun run = decode_run(scenario);
+  const std::int64_t batch = resolve_batch(run);
   require(scenario.cache.sampled_requests == batch, scenario, "/cache/sampled_requests",
           "every request must be simulated exactly; set cache.sampled_requests to the batch (" + std::to_string(batch) + ")");
 
-  const DecodeStepBuilder builder(scenario, batch, batch);
+  const DecodeStepBuilder builder(run, batch, batch);
   const int layers = builder.layer_count();
   const std::int64_t top_k = m.indexer->top_k;
   // The model the simulator makes for this scenario (sim/engine/simulation.cpp).

@@ -43,7 +43,8 @@ void add_bench_command(CLI::App& app, CommandAction& action) {
       const double steps = static_cast<double>(r.steps);
       const double activities = static_cast<double>(r.activities);
       // The preflight estimate beside the measurement, so its constants can be checked on any machine.
-      const ResourceEstimate estimate = estimate_resources(scenario, r.batch_per_gpu, r.steps, 0, 0);
+      const ResourceEstimate estimate = scenario.prefill ? estimate_prefill_resources(prefill_run(scenario), r.steps)
+                                                         : estimate_resources(decode_run(scenario), r.batch_per_gpu, r.steps, 0, 0);
       if (o->json) {
         out << nlohmann::ordered_json{{"scenario", scenario.name.empty() ? scenario.origin : scenario.name},
                                       {"steps", r.steps},

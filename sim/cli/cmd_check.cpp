@@ -32,7 +32,8 @@ void add_check_command(CLI::App& app, CommandAction& action) {
       // What `run` would refuse before simulating (memory, cost models, a replay trace, resource
       // limits), `check` refuses too.
       const ResourceLimits limits = resource_limits(opts->allow_large);
-      const Preflight p = preflight(scenario, 0, 1, limits);
+      // A serving scenario's decode side is checked as a decode run of its workload.
+      const Preflight p = preflight(scenario.serving ? RunRequest{decode_run(scenario)} : run_request(scenario), 0, 1, limits);
       // A serving scenario: its requests drawn (a trace read and checked), its memory plan and
       // every request against it, and the estimate of its step-table runs, as `run` would refuse them.
       std::string estimate;

@@ -74,7 +74,7 @@ nlohmann::ordered_json checked_resolved(const std::string& file, const std::vect
   const Scenario scenario = load_scenario(file, overrides);
   require_decode_scenario(scenario, "compare");
   try {
-    (void)preflight(scenario, steps, 0, resource_limits(allow_large));
+    (void)preflight(decode_run(scenario), steps, 0, resource_limits(allow_large));
   } catch (const CapacityError& e) {
     throw ConfigError(file, "", e.what());
   } catch (const ResourceError& e) {

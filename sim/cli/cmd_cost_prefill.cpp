@@ -43,13 +43,12 @@ int print_prefill(const PrefillOptions& o, std::ostream& out) {
   const Scenario base = load_scenario(o.file, parse_overrides(o.sets));
   std::vector<Row> rows;
   for (const std::int64_t length : o.prompt_lengths) {
-    Scenario s = base;
-    s.serving.reset();
-    s.cache.mode = CacheMode::gpu;  // prefill computes every prompt token's cache on the GPU
-    s.prefill = PrefillConfig{length, 0, o.tokens_per_gpu > 0 ? o.tokens_per_gpu : length, o.steps};
-    Simulation sim(s, SimulationOptions(o.steps, 0, resource_limits(o.allow_large)));
+    // Prefill computes every prompt token's cache on the GPU, whatever the scenario's cache mode.
+    const PrefillRun run = prefill_run(base, base.hardware.nodes, base.parallelism,
+                                       PrefillConfig{length, 0, o.tokens_per_gpu > 0 ? o.tokens_per_gpu : length, o.steps});
+    Simulation sim(run, SimulationOptions(o.steps, 0, resource_limits(o.allow_large)));
     const RunResult r = sim.run();
-    rows.push_back(Row{length, s.prefill->tokens_per_gpu, step_stats(r.step_time).mean, prefill_tokens_per_s_per_gpu(s, r),
+    rows.push_back(Row{length, run.work.tokens_per_gpu, step_stats(r.step_time).mean, prefill_tokens_per_s_per_gpu(run, r),
                        time_by_category(r)});
   }
   const int per_node = base.hardware.gpu.count;

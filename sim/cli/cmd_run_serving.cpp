@@ -75,10 +75,9 @@ nlohmann::ordered_json prefill_checks(const Scenario& s, const StepTable& table,
   for (std::size_t i = 0; i + 1 < ts.size(); ++i) {
     const std::int64_t tokens = (ts[i] + ts[i + 1]) / 2;
     const double predicted = table.at(static_cast<double>(tokens), static_cast<double>(prompt)).time;
-    const Scenario instance = prefill_instance_scenario(s, tokens, prompt);  // Simulation keeps a reference
     ResourceLimits vetted;  // points between the table's, which serving's preflight passed
     vetted.enforce = false;
-    Simulation sim(instance, SimulationOptions(1, 0, vetted));
+    Simulation sim(prefill_instance_run(s, tokens, prompt), SimulationOptions(1, 0, vetted));
     const double direct = sim.run().step_time.at(0);
     const double err = (predicted - direct) / direct;
     worst = std::max(worst, std::abs(err));
@@ -115,7 +114,7 @@ nlohmann::ordered_json chunk_checks(const Scenario& s, const StepModel& model, c
       const double predicted = model.at(static_cast<double>(b), context, offload ? 1.0 : 0.0).time +
                                chunks.added(static_cast<double>(b), static_cast<double>(tokens), static_cast<double>(cached)).time;
       const double direct =
-          measure_point(s, offload, b, chunks.context, s.serving->table.steps, {}, PrefillChunk{tokens, cached}).time;
+          measure_point(table_point_run(s, offload, b, chunks.context, s.serving->table.steps, PrefillChunk{tokens, cached})).time;
       const double err = (predicted - direct) / direct;
       worst = std::max(worst, std::abs(err));
       checks.push_back({{"batch_per_gpu", b}, {"chunk_tokens", tokens}, {"cached", cached}, {"model_s", predicted},
@@ -140,7 +139,7 @@ int bench_serving_scenario(const Scenario& s, bool json, const ResourceLimits& l
   const ChunkModel chunks = colocated ? build_chunk_model(s, p.memory, p.grid, chunk_grid, p.requests) : ChunkModel{};
   const double table_s = seconds_since(t0);
   const auto t1 = std::chrono::steady_clock::now();
-  const ServingRun run = disaggregated ? run_disaggregated(s, p.requests, model, p.memory, prefill_table)
+  const ServingRun run = disaggregated ? run_disaggregated(s, p.requests, model, p.memory, prefill_table, s.serving->prefill.instances)
                                        : run_serving(s, p.requests, model, p.memory, colocated ? &chunks : nullptr);
   const auto serving = serving_json(s, run, model, p.memory);
   const double loop_s = seconds_since(t1);
@@ -164,7 +163,7 @@ int bench_serving_scenario(const Scenario& s, bool json, const ResourceLimits& l
     const std::int64_t b = (bs[i] + bs[i + 1]) / 2;
     if (b == bs[i]) continue;
     const double predicted = table.at(static_cast<double>(b), static_cast<double>(context)).time;
-    const double direct = measure_point(s, offload, b, context, s.serving->table.steps).time;
+    const double direct = measure_point(table_point_run(s, offload, b, context, s.serving->table.steps)).time;
     const double err = (predicted - direct) / direct;
     worst = std::max(worst, std::abs(err));
     checks.push_back({{"batch_per_gpu", b}, {"context", context}, {"table_s", predicted}, {"direct_s", direct}, {"error", err}});

@@ -91,10 +91,8 @@ std::optional<Candidate> search_instances(const Scenario& s, const PdSearch& q, 
   const StepTable prefill = build_prefill_table(s, prefill_table_grid(s, p.requests));
   const int gpus_per_node = s.hardware.gpu.count;
   for (int k = 1; k <= q.max_instances; ++k) {
-    Scenario probe = s;
-    probe.serving->prefill.instances = k;
-    const ServingRun run = run_disaggregated(probe, p.requests, model, p.memory, prefill);
-    const auto j = serving_json(probe, run, model, p.memory);
+    const ServingRun run = run_disaggregated(s, p.requests, model, p.memory, prefill, k);
+    const auto j = serving_json(s, run, model, p.memory);
     bool meets = false;
     nlohmann::ordered_json row = {{"decode_nodes", s.hardware.nodes},
                                   {"prefill_instances", k},

@@ -44,7 +44,8 @@ const char* const kSimgridArgs[] = {
 
 // Shared by the GPU actors of one run (they run one at a time, so no locking).
 struct RunState {
-  const Scenario* scenario = nullptr;
+  const Scenario* scenario = nullptr;  // the system: engine, cache policies, execution
+  const Hardware* hardware = nullptr;  // the run's machine
   Platform platform;
   PlanCache* plans = nullptr;
   RunRecorder* recorder = nullptr;
@@ -194,7 +195,7 @@ CollectiveRun do_collective(RunState& st, int gpu, const Segment& seg, bool besi
   if (seg.kind == SegmentKind::alltoall) {
     // What this GPU sends to and receives from its own node and from other nodes, each carried by
     // one flow through its NVSwitch port or its NIC (see platform.h).
-    const int per_node = st.scenario->hardware.gpu.count;
+    const int per_node = st.hardware->gpu.count;
     double out_local = 0.0;
     double out_remote = 0.0;
     double in_local = 0.0;
@@ -280,7 +281,7 @@ void resume(RunState::Background& b) {
 // long as the flow runs (compute beside it slows down). A copy pays one call overhead per run on
 // the host before the DMA flow. NVMe-resident bytes are read first. Returns when the data has moved.
 void transfer(RunState& st, int gpu, const Transfer& t, RunState::Background* background = nullptr) {
-  const auto& hw = st.scenario->hardware;
+  const auto& hw = *st.hardware;
   sg4::Host* g = st.platform.gpus[idx(gpu)];
   sg4::Host* cpu = st.platform.gpu_socket[idx(gpu)];
   const auto& nvme = st.scenario->cache.nvme;
@@ -569,8 +570,10 @@ void gpu_main(RunState& st, int gpu) {
 
 }  // namespace
 
-EngineRun run_engine(const Scenario& scenario, PlanCache& plans, int gpus, std::int64_t steps, bool fast_paths,
+EngineRun run_engine(const RunBase& run, bool offload, PlanCache& plans, std::int64_t steps, bool fast_paths,
                      RunRecorder& recorder) {
+  const Scenario& scenario = *run.system;
+  const int gpus = run.gpus();
   int argc = static_cast<int>(std::size(kSimgridArgs));
   std::vector<char*> argv;
   std::vector<std::string> storage(std::begin(kSimgridArgs), std::end(kSimgridArgs));
@@ -578,16 +581,16 @@ EngineRun run_engine(const Scenario& scenario, PlanCache& plans, int gpus, std::
   argv.push_back(nullptr);
   sg4::Engine engine(&argc, argv.data());
 
-  const bool offload = scenario.cache.mode == CacheMode::offload;
   RunState st;
   st.scenario = &scenario;
-  st.platform = build_platform(scenario.hardware);
+  st.hardware = &run.hardware;
+  st.platform = build_platform(run.hardware);
   st.plans = &plans;
   st.recorder = &recorder;
   st.steps = steps;
   st.t0 = sg4::Engine::get_clock();
-  const int tp = scenario.parallelism.tensor_parallel;
-  const int ep = scenario.parallelism.expert_parallel;
+  const int tp = run.parallelism.tensor_parallel;
+  const int ep = run.parallelism.expert_parallel;
   const int lanes = scenario.execution.micro_batches;
   for (int lane = 0; lane < lanes; ++lane) {
     for (int g = 0; g < gpus / ep; ++g) st.barriers[{0 + 2 * lane, g}] = sg4::Barrier::create(static_cast<unsigned>(ep));
@@ -599,10 +602,10 @@ EngineRun run_engine(const Scenario& scenario, PlanCache& plans, int gpus, std::
   // links (platform.h); two micro-batches may overlap two collectives on one port: SimGrid shares it.
   st.analytic_ports = lanes == 1 && fast_paths;
   st.ahead = fast_paths;
-  st.nvs_latency = alltoall_intranode_latency(scenario.hardware).value();
-  st.nvs_bandwidth = alltoall_intranode_bandwidth(scenario.hardware).value();
-  st.nic_latency = alltoall_internode_latency(scenario.hardware).value();
-  st.nic_bandwidth = alltoall_internode_bandwidth(scenario.hardware).value();
+  st.nvs_latency = alltoall_intranode_latency(run.hardware).value();
+  st.nvs_bandwidth = alltoall_intranode_bandwidth(run.hardware).value();
+  st.nic_latency = alltoall_internode_latency(run.hardware).value();
+  st.nic_bandwidth = alltoall_internode_bandwidth(run.hardware).value();
   st.writebacks.resize(idx(gpus));
   st.prefetch_jobs.resize(idx(gpus));
   st.prefetch_index.resize(idx(gpus));

@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "sim/config/scenario.h"
+#include "sim/config/run_request.h"
 #include "sim/engine/recorder.h"
 #include "sim/engine/step_plans.h"
 
@@ -20,10 +20,11 @@ struct EngineRun {
   std::uint64_t activities = 0;  // SimGrid activities created (execs, comms, sleeps)
 };
 
-// Runs `steps` steps of `plans` on `gpus` GPUs of the scenario's platform. `fast_paths`: see
-// SimulationOptions::fast_paths. An error raised inside an actor stops every actor and is rethrown
-// here; a run that ends with a GPU short of its steps is an InternalError.
-[[nodiscard]] EngineRun run_engine(const Scenario& scenario, PlanCache& plans, int gpus, std::int64_t steps,
-                                   bool fast_paths, RunRecorder& recorder);
+// Runs `steps` steps of `plans` on every GPU of the run's machine (its platform); `offload`: the
+// run moves latent entries over PCIe. `fast_paths`: see SimulationOptions::fast_paths. An error
+// raised inside an actor stops every actor and is rethrown here; a run that ends with a GPU short
+// of its steps is an InternalError.
+[[nodiscard]] EngineRun run_engine(const RunBase& run, bool offload, PlanCache& plans, std::int64_t steps, bool fast_paths,
+                                   RunRecorder& recorder);
 
 }  // namespace ess

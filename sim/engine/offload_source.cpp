@@ -34,9 +34,10 @@ std::string access_store_key(const CacheSimConfig& c, const AccessModel& access,
 
 }  // namespace
 
-OffloadSource::OffloadSource(const Scenario& scenario, const DecodeStepBuilder& builder, std::int64_t steps,
+OffloadSource::OffloadSource(const DecodeRun& run, const DecodeStepBuilder& builder, std::int64_t steps,
                              const std::filesystem::path& store, std::unique_ptr<AccessModel> access)
-    : store_(store), access_model_(std::move(access)), offload_(scenario.cache.mode == CacheMode::offload) {
+    : store_(store), access_model_(std::move(access)), offload_(run.offload()) {
+  const Scenario& scenario = *run.system;
   if (!offload_) return;
   if (access_model_ == nullptr) throw InternalError("OffloadSource: an offload run without its access model");
   const auto& c = scenario.cache;

@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "sim/config/scenario.h"
+#include "sim/config/run_request.h"
 #include "sim/engine/access_store.h"
 #include "sim/engine/step_plans.h"
 #include "sim/graph/decode_step.h"
@@ -24,8 +24,8 @@ class OffloadSource {
   // Outside offload mode it provides nothing. `access`: the access model preflight() made and
   // checked (Preflight::access); `store`: SimulationOptions::access_store (used for models whose
   // results may be stored, AccessModel::store_key).
-  // `scenario` and `builder` must outlive it.
-  OffloadSource(const Scenario& scenario, const DecodeStepBuilder& builder, std::int64_t steps,
+  // `builder` must outlive it.
+  OffloadSource(const DecodeRun& run, const DecodeStepBuilder& builder, std::int64_t steps,
                 const std::filesystem::path& store, std::unique_ptr<AccessModel> access);
   OffloadSource(const OffloadSource&) = delete;
   OffloadSource& operator=(const OffloadSource&) = delete;

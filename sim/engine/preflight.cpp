@@ -105,9 +105,21 @@ std::string describe_estimate(const ResourceEstimate& e) {
 
 namespace {
 
+// Routing `tokens_per_gpu` prompt tokens on every GPU for `steps` steps (prompts route in bulk,
+// cheaper per token than decode's): a prefill run's part, and a decode step's prompt chunk's.
+ResourceEstimate::Part prefill_routing(const RunBase& run, std::int64_t tokens_per_gpu, std::int64_t steps) {
+  const auto& m = run.system->model;
+  const double gpus = static_cast<double>(run.gpus());
+  const double moe_layers = m.moe ? static_cast<double>(m.layers) : 0.0;
+  const double picks = m.moe ? static_cast<double>(m.moe->experts_per_token) : 0.0;
+  return {"MoE routing of prompt tokens", "GPUs x prompt tokens per GPU x " + std::to_string(steps) + " steps",
+          static_cast<double>(steps) * gpus * moe_layers * static_cast<double>(tokens_per_gpu) * picks * kSecondsPerPrefillRoutedPick};
+}
+
 // The calls the cache simulation will make (CacheSimulator::warm_up then step): every warm-up
 // window with a positive context, then every simulated step.
-AccessDemand access_demand(const Scenario& s, const DecodeStepBuilder& builder, std::int64_t steps) {
+AccessDemand access_demand(const DecodeRun& run, const DecodeStepBuilder& builder, std::int64_t steps) {
+  const Scenario& s = *run.system;
   const auto& c = s.cache;
   AccessDemand d;
   d.layers = builder.layer_count();
@@ -122,7 +134,7 @@ AccessDemand access_demand(const Scenario& s, const DecodeStepBuilder& builder, 
     d.steps.push_back({static_cast<int>(step), builder.context_at(static_cast<int>(step))});
   }
   d.steps_setting = "steps 0 to " + std::to_string(steps - 1) + " (workload.decode_steps or --steps)";
-  d.context_setting = "workload.context_length = " + std::to_string(s.workload.context_length) +
+  d.context_setting = "workload.context_length = " + std::to_string(run.workload.context_length) +
                       ", growing by workload.mtp.acceptance per step";
   return d;
 }
@@ -141,18 +153,19 @@ double ResourceEstimate::wall_seconds() const {
   return total;
 }
 
-ResourceEstimate estimate_resources(const Scenario& s, std::int64_t batch_per_gpu, std::int64_t steps,
-                                    int trace_steps, double access_model_bytes, const std::optional<EstimatePoint>& point) {
+ResourceEstimate estimate_resources(const DecodeRun& run, std::int64_t batch_per_gpu, std::int64_t steps,
+                                    int trace_steps, double access_model_bytes) {
+  const Scenario& s = *run.system;
   const auto& m = s.model;
-  const double gpus = static_cast<double>(s.hardware.nodes) * static_cast<double>(s.hardware.gpu.count);
-  const double ep = static_cast<double>(s.parallelism.expert_parallel);
-  const double layers = static_cast<double>(m.layers + std::max<std::int64_t>(0, s.workload.mtp.depth - 1));
+  const double gpus = static_cast<double>(run.gpus());
+  const double ep = static_cast<double>(run.parallelism.expert_parallel);
+  const double layers = static_cast<double>(m.layers + std::max<std::int64_t>(0, run.workload.mtp.depth - 1));
   const double moe_layers = m.moe ? layers : 0.0;  // an upper bound: dense layers have no all-to-all
   const double n_steps = static_cast<double>(steps);
-  const double tokens = static_cast<double>(batch_per_gpu) * static_cast<double>(s.parallelism.tensor_parallel) *
-                        static_cast<double>(s.workload.mtp.depth);
-  const bool offload = point ? point->offload : s.cache.mode == CacheMode::offload;
-  const std::int64_t context = point ? point->context : s.workload.context_length;
+  const double tokens = static_cast<double>(batch_per_gpu) * static_cast<double>(run.parallelism.tensor_parallel) *
+                        static_cast<double>(run.workload.mtp.depth);
+  const bool offload = run.offload();
+  const std::int64_t context = run.workload.context_length;
 
   ResourceEstimate e;
   const std::string gpus_knob = "hardware.nodes x hardware.gpu.count = " +
@@ -168,7 +181,7 @@ ResourceEstimate estimate_resources(const Scenario& s, std::int64_t batch_per_gp
   e.memory.push_back({"trace", "--trace-steps " + std::to_string(trace_steps), trace_events * kTraceBytesPerEvent});
   e.wall.push_back({"trace", "--trace-steps " + std::to_string(trace_steps), trace_events * kSecondsPerTraceEvent});
   if (offload) {
-    const double final_context = static_cast<double>(context) + n_steps * s.workload.mtp.acceptance;
+    const double final_context = static_cast<double>(context) + n_steps * run.workload.mtp.acceptance;
     const double sampled = static_cast<double>(s.cache.sampled_requests);
     e.memory.push_back({kCacheSimulationPart, "cache.sampled_requests = " + std::to_string(s.cache.sampled_requests),
                         layers * sampled * final_context * kPoolBytesPerPosition});
@@ -185,23 +198,20 @@ ResourceEstimate estimate_resources(const Scenario& s, std::int64_t batch_per_gp
                     n_steps * gpus * layers * kActivitiesPerLayer * kSecondsPerActivity});
   const double picks = m.moe ? static_cast<double>(m.moe->experts_per_token) : 0.0;
   e.wall.push_back({"MoE routing", gpus_knob + " x batch", n_steps * gpus * moe_layers * tokens * picks * kSecondsPerRoutedPick});
+  if (const auto& chunk = run.workload.prefill_chunk) {
+    ResourceEstimate::Part routing = prefill_routing(run, chunk->tokens, steps);
+    routing.knob = gpus_knob + " x workload.prefill_chunk.tokens x " + std::to_string(steps) + " steps";
+    e.wall.push_back(std::move(routing));
+  }
   return e;
 }
 
-ResourceEstimate::Part prefill_routing(const Scenario& s, std::int64_t tokens_per_gpu, std::int64_t steps) {
-  const auto& m = s.model;
-  const double gpus = static_cast<double>(s.hardware.total_gpus());
-  const double moe_layers = m.moe ? static_cast<double>(m.layers) : 0.0;
-  const double picks = m.moe ? static_cast<double>(m.moe->experts_per_token) : 0.0;
-  return {"MoE routing of prompt tokens", "GPUs x prompt tokens per GPU x " + std::to_string(steps) + " steps",
-          static_cast<double>(steps) * gpus * moe_layers * static_cast<double>(tokens_per_gpu) * picks * kSecondsPerPrefillRoutedPick};
-}
 
-ResourceEstimate estimate_prefill_resources(const Scenario& s, std::int64_t steps) {
-  const double gpus = static_cast<double>(s.hardware.total_gpus());
-  const double layers = static_cast<double>(s.model.layers);
+ResourceEstimate estimate_prefill_resources(const PrefillRun& run, std::int64_t steps) {
+  const double gpus = static_cast<double>(run.gpus());
+  const double layers = static_cast<double>(run.system->model.layers);
   const double n_steps = static_cast<double>(steps);
-  const double micro = static_cast<double>(s.execution.micro_batches);
+  const double micro = static_cast<double>(run.system->execution.micro_batches);
   const std::string gpus_knob = "hardware.nodes x hardware.gpu.count = " + std::to_string(static_cast<long long>(gpus)) + " GPUs";
   const std::string steps_knob = std::to_string(steps) + " steps (prefill.steps)";
   ResourceEstimate e;
@@ -211,42 +221,41 @@ ResourceEstimate estimate_prefill_resources(const Scenario& s, std::int64_t step
   e.memory.push_back({"per-GPU records", gpus_knob + ", " + steps_knob, gpus * (kActorBytes + n_steps * kStepRecordBytes)});
   e.memory.push_back({"program", "", kBaseBytes});
   e.wall.push_back({"event simulation", gpus_knob + " x " + steps_knob, n_steps * gpus * micro * layers * kActivitiesPerLayer * kSecondsPerActivity});
-  ResourceEstimate::Part routing = prefill_routing(s, s.prefill->tokens_per_gpu, steps);
+  ResourceEstimate::Part routing = prefill_routing(run, run.work.tokens_per_gpu, steps);
   routing.knob = gpus_knob + " x prefill.tokens_per_gpu x " + steps_knob;
   e.wall.push_back(std::move(routing));
   return e;
 }
 
-namespace {
-
-// A prefill scenario: no decode batch or memory plan; its first step is priced (a cost model that
-// cannot price an operator fails here, as for decode).
-Preflight prefill_preflight(const Scenario& scenario, std::int64_t steps, const ResourceLimits& limits) {
+Preflight preflight(const PrefillRun& run, std::int64_t steps, const ResourceLimits& limits) {
   Preflight p;
-  p.steps = steps > 0 ? steps : scenario.prefill->steps;
-  p.estimate = estimate_prefill_resources(scenario, p.steps);
+  p.steps = steps > 0 ? steps : run.work.steps;
+  p.estimate = estimate_prefill_resources(run, p.steps);
   enforce_limits(p.estimate, limits);
-  const PrefillStepBuilder builder(scenario);
-  Rng rng(scenario.seed);
-  (void)builder.build(0, scenario_pieces(scenario), rng);
+  const PrefillStepBuilder builder(run);
+  Rng rng(run.system->seed);
+  (void)builder.build(0, run_pieces(run), rng);
   return p;
 }
 
-}  // namespace
+Preflight preflight(const RunRequest& run, std::int64_t steps, int trace_steps, const ResourceLimits& limits) {
+  if (const auto* prefill = std::get_if<PrefillRun>(&run)) return preflight(*prefill, steps, limits);
+  return preflight(std::get<DecodeRun>(run), steps, trace_steps, limits);
+}
 
-Preflight preflight(const Scenario& scenario, std::int64_t steps, int trace_steps, const ResourceLimits& limits) {
-  if (scenario.prefill) return prefill_preflight(scenario, steps, limits);
+Preflight preflight(const DecodeRun& run, std::int64_t steps, int trace_steps, const ResourceLimits& limits) {
+  const Scenario& scenario = *run.system;
   Preflight p;
-  p.steps = steps > 0 ? steps : scenario.workload.decode_steps;
-  p.batch_per_gpu = resolve_batch(scenario);
+  p.steps = steps > 0 ? steps : run.workload.decode_steps;
+  p.batch_per_gpu = resolve_batch(run);
   if (scenario.execution.micro_batches == 2 && p.batch_per_gpu < 2) {
     throw ConfigError(scenario.origin, "/execution/micro_batches",
                       "two micro-batches need at least 2 requests per GPU, but the largest batch that fits is " +
                           std::to_string(p.batch_per_gpu));
   }
-  p.memory = plan_memory(scenario, p.batch_per_gpu);
+  p.memory = plan_memory(run, p.batch_per_gpu);
 
-  const bool offload = scenario.cache.mode == CacheMode::offload;
+  const bool offload = run.offload();
   AccessModelInputs access;
   double access_bytes = 0.0;
   if (offload) {
@@ -256,15 +265,15 @@ Preflight preflight(const Scenario& scenario, std::int64_t steps, int trace_step
     access.locality = &scenario.cache.access.synthetic;
     access_bytes = access_model_memory_bytes(scenario.cache.access.model, access);
   }
-  p.estimate = estimate_resources(scenario, p.batch_per_gpu, p.steps, trace_steps, access_bytes);
+  p.estimate = estimate_resources(run, p.batch_per_gpu, p.steps, trace_steps, access_bytes);
   enforce_limits(p.estimate, limits);
 
   const auto& placement = p.memory.placement;
-  const DecodeStepBuilder builder(scenario, p.batch_per_gpu, offload ? placement.offloaded : 0, placement.cold_fraction);
+  const DecodeStepBuilder builder(run, p.batch_per_gpu, offload ? placement.offloaded : 0, placement.cold_fraction);
   if (offload) {
     access.layers = builder.layer_count();
     p.access = make_access_model(scenario.cache.access.model, access);
-    p.access->check_serves(access_demand(scenario, builder, p.steps));
+    p.access->check_serves(access_demand(run, builder, p.steps));
   }
   // Price every operator of the first and the last step (the context grows in between): a cost
   // model that cannot price one (no peak for the model's dtype, say) fails here, with its message.

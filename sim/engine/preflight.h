@@ -14,7 +14,7 @@
 
 #include "models/units.h"
 #include "sim/base/error.h"
-#include "sim/config/scenario.h"
+#include "sim/config/run_request.h"
 #include "sim/memory/memory_plan.h"
 #include "sim/offload/access_model.h"
 
@@ -60,13 +60,15 @@ struct Preflight {
   std::unique_ptr<AccessModel> access;
 };
 
-// `steps`: the steps the run simulates (0: workload.decode_steps); `trace_steps`: the steps its
-// trace records. A prefill scenario (Scenario::prefill) has no decode batch or memory plan: only its
-// first step is priced and its estimate checked (batch_per_gpu 0, memory empty). Throws ConfigError,
-// CapacityError, AccessTraceError, UnsupportedError (a cost model cannot price an operator) or
-// ResourceError, all bad input.
-[[nodiscard]] Preflight preflight(const Scenario& scenario, std::int64_t steps, int trace_steps,
-                                  const ResourceLimits& limits);
+// `steps`: the steps the run simulates (0: the run's workload.decode_steps); `trace_steps`: the
+// steps its trace records. Throws ConfigError, CapacityError, AccessTraceError, UnsupportedError (a
+// cost model cannot price an operator) or ResourceError, all bad input.
+[[nodiscard]] Preflight preflight(const DecodeRun& run, std::int64_t steps, int trace_steps, const ResourceLimits& limits);
+// A prefill run has no decode batch or memory plan: only its first step is priced and its estimate
+// checked (batch_per_gpu 0, memory empty). `steps` 0: the run's prefill.steps.
+[[nodiscard]] Preflight preflight(const PrefillRun& run, std::int64_t steps, const ResourceLimits& limits);
+// Either, as the request is.
+[[nodiscard]] Preflight preflight(const RunRequest& run, std::int64_t steps, int trace_steps, const ResourceLimits& limits);
 
 // A limit passed: ResourceError with the estimate's largest parts and the knob of each (nothing
 // when limits.enforce is false).
@@ -76,25 +78,11 @@ void enforce_limits(const ResourceEstimate& estimate, const ResourceLimits& limi
 // `check` and `bench` print.
 [[nodiscard]] std::string describe_estimate(const ResourceEstimate& estimate);
 
-// Routing `tokens_per_gpu` prompt tokens on every GPU for `steps` steps (prompts route in bulk,
-// cheaper per token than decode's): a prefill run's part, and a colocated chunk's.
-[[nodiscard]] ResourceEstimate::Part prefill_routing(const Scenario& scenario, std::int64_t tokens_per_gpu, std::int64_t steps);
+// The estimate of a prefill run of `steps` steps.
+[[nodiscard]] ResourceEstimate estimate_prefill_resources(const PrefillRun& run, std::int64_t steps);
 
-// The estimate of a prefill scenario's run (Scenario::prefill) of `steps` steps.
-[[nodiscard]] ResourceEstimate estimate_prefill_resources(const Scenario& scenario, std::int64_t steps);
-
-// What a point of a serving table varies of a scenario's run, without a copy of the scenario:
-// its context, and whether it offloads (the GPU-only table of an offload scenario does not).
-struct EstimatePoint {
-  std::int64_t context = 0;
-  bool offload = false;
-};
-
-// The estimate alone (no limits, no plans built); exposed for tests and `bench`. `point`: the
-// context and cache mode to estimate at instead of the scenario's.
-[[nodiscard]] ResourceEstimate estimate_resources(const Scenario& scenario, std::int64_t batch_per_gpu,
-                                                  std::int64_t steps, int trace_steps,
-                                                  double access_model_bytes,
-                                                  const std::optional<EstimatePoint>& point = std::nullopt);
+// The estimate alone (no limits, no plans built); exposed for tests, `bench` and serving's preflight.
+[[nodiscard]] ResourceEstimate estimate_resources(const DecodeRun& run, std::int64_t batch_per_gpu, std::int64_t steps,
+                                                  int trace_steps, double access_model_bytes);
 
 }  // namespace ess

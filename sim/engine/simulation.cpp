@@ -80,7 +80,10 @@ std::uint64_t predictor_seed(std::uint64_t scenario_seed) {
   return Rng(scenario_seed).fork(kPredictorStream).next();
 }
 
-Simulation::Simulation(const Scenario& scenario, SimulationOptions options) : scenario_(scenario), options_(options) {
+Simulation::Simulation(const Scenario& scenario, SimulationOptions options)
+    : Simulation(run_request(scenario), options) {}
+
+Simulation::Simulation(RunRequest request, SimulationOptions options) : request_(std::move(request)), options_(options) {
   if (options_.steps < 0) throw InternalError("Simulation: steps must be >= 0");
   if (options_.trace_steps < 0) throw InternalError("Simulation: trace_steps must be >= 0");
   if (options_.record_ops_of_gpu && *options_.record_ops_of_gpu < 0) {
@@ -91,48 +94,54 @@ Simulation::Simulation(const Scenario& scenario, SimulationOptions options) : sc
 RunResult Simulation::run() {
   if (ran_) throw InternalError("Simulation::run called twice");
   ran_ = true;
-  if (scenario_.prefill) return run_prefill();
+  if (const auto* prefill = std::get_if<PrefillRun>(&request_)) return run_prefill(*prefill);
+  return run_decode(std::get<DecodeRun>(request_));
+}
 
+RunResult Simulation::run_decode(const DecodeRun& run) {
+  const Scenario& scenario = *run.system;
   // Preparation: what fits, the step graph, where the offload cache behaviour comes from.
-  Preflight checked = preflight(scenario_, options_.steps, options_.trace_steps, options_.limits);
-  RunResult result = empty_result(checked, scenario_.cache.mode == CacheMode::offload);
+  Preflight checked = preflight(run, options_.steps, options_.trace_steps, options_.limits);
+  RunResult result = empty_result(checked, run.offload());
   const auto& placement = result.memory.placement;
-  const DecodeStepBuilder builder(scenario_, result.batch_per_gpu, result.offload ? placement.offloaded : 0,
+  const DecodeStepBuilder builder(run, result.batch_per_gpu, result.offload ? placement.offloaded : 0,
                                   placement.cold_fraction);
   shape_result(result, builder);
   if (options_.record_ops_of_gpu && *options_.record_ops_of_gpu >= result.gpus) {
     throw InternalError("Simulation: record_ops_of_gpu is " + std::to_string(*options_.record_ops_of_gpu) +
                         ", the run has " + std::to_string(result.gpus) + " GPUs");
   }
-  OffloadSource offload(scenario_, builder, result.steps, options_.access_store, std::move(checked.access));
-  PlanCache plans(builder, scenario_.seed, result.gpus, offload.access());
+  OffloadSource offload(run, builder, result.steps, options_.access_store, std::move(checked.access));
+  PlanCache plans(builder, scenario.seed, result.gpus, offload.access());
 
   // The recorders, then the engine.
   RecorderSet recorders;
   AccountingRecorder accounting(result);
   recorders.add(accounting);
-  TraceRecorder trace(result.trace, result.gpus, result.offload, scenario_.execution.micro_batches, options_.trace_steps);
+  TraceRecorder trace(result.trace, result.gpus, result.offload, scenario.execution.micro_batches, options_.trace_steps);
   recorders.add(trace);
   std::optional<OpTimesRecorder> op_times;
   if (options_.record_ops_of_gpu) {
     result.op_times.assign(idx(result.steps), StepOpTimes{});
     recorders.add(op_times.emplace(result.op_times, *options_.record_ops_of_gpu));
   }
-  result.activities = run_engine(scenario_, plans, result.gpus, result.steps, options_.fast_paths, recorders).activities;
+  result.activities = run_engine(run, result.offload, plans, result.steps, options_.fast_paths, recorders).activities;
 
   result.access_store = offload.finish(result.steps);
   step_times(result);
   return result;
 }
 
-RunResult Simulation::run_prefill() {
+RunResult Simulation::run_prefill(const PrefillRun& run) {
   if (options_.record_ops_of_gpu) throw InternalError("Simulation: op times are recorded for decode runs only");
+  const Scenario& scenario = *run.system;
   RunResult result;
-  result.steps = options_.steps > 0 ? options_.steps : scenario_.prefill->steps;
-  const PrefillStepBuilder builder(scenario_);
+  result.steps = options_.steps > 0 ? options_.steps : run.work.steps;
+  enforce_limits(estimate_prefill_resources(run, result.steps), options_.limits);
+  const PrefillStepBuilder builder(run);
   shape_result(result, builder);
-  const std::vector<PrefillPiece> pieces = scenario_pieces(scenario_);
-  PlanCache plans([&builder, &pieces](int step, Rng& rng) { return builder.build(step, pieces, rng); }, scenario_.seed,
+  const std::vector<PrefillPiece> pieces = run_pieces(run);
+  PlanCache plans([&builder, &pieces](int step, Rng& rng) { return builder.build(step, pieces, rng); }, scenario.seed,
                   result.gpus);
   // Price the first step before the engine starts: a cost model that cannot price an operator
   // (a GPU without the model's dtype) fails here, as preflight makes decode runs fail.
@@ -140,9 +149,9 @@ RunResult Simulation::run_prefill() {
   RecorderSet recorders;
   AccountingRecorder accounting(result);
   recorders.add(accounting);
-  TraceRecorder trace(result.trace, result.gpus, false, scenario_.execution.micro_batches, options_.trace_steps);
+  TraceRecorder trace(result.trace, result.gpus, false, scenario.execution.micro_batches, options_.trace_steps);
   recorders.add(trace);
-  result.activities = run_engine(scenario_, plans, result.gpus, result.steps, options_.fast_paths, recorders).activities;
+  result.activities = run_engine(run, false, plans, result.steps, options_.fast_paths, recorders).activities;
   step_times(result);
   return result;
 }

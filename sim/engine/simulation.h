@@ -1,4 +1,5 @@
-// One simulation run: a scenario in, per-step and per-layer timings, memory and a trace out.
+// One simulation run: a run request (sim/config/run_request.h) in, per-step and per-layer timings,
+// memory and a trace out.
 //
 // Simulation::run prepares (preflight, the step graph, the offload cache behaviour:
 // offload_source.h), runs the SimGrid engine (engine_actors.h, the only code owning a SimGrid
@@ -16,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/config/scenario.h"
+#include "sim/config/run_request.h"
 #include "sim/engine/preflight.h"
 #include "sim/graph/op.h"
 #include "sim/io/chrome_trace.h"
@@ -29,7 +30,7 @@ struct SimulationOptions {
   SimulationOptions(std::int64_t steps_, int trace_steps_, ResourceLimits limits_ = {})
       : steps(steps_), trace_steps(trace_steps_), limits(limits_) {}
 
-  std::int64_t steps = 0;  // 0: the scenario's workload.decode_steps
+  std::int64_t steps = 0;  // 0: the run's workload.decode_steps (prefill: its prefill.steps)
   int trace_steps = 2;     // steps recorded in the Chrome trace (0: none)
   ResourceLimits limits;   // runs estimated above them are refused (ResourceError) before they start
   // Offload with the synthetic access model: where cache-simulation results are shared between
@@ -153,17 +154,21 @@ struct RunResult {
 
 class Simulation {
  public:
+  // The request's system (a Scenario) must outlive the Simulation.
+  Simulation(RunRequest request, SimulationOptions options);
+  // The scenario's own run: run_request(scenario).
   Simulation(const Scenario& scenario, SimulationOptions options);
-  // Runs preflight() (the batch, CapacityError if it does not fit, the cost of every operator, a
-  // replay trace's coverage, the resource limits), then simulates every step. Call once. An error
-  // raised while simulating ends the run and is rethrown here.
-  // A scenario with a "prefill" section runs prefill steps instead (sim/graph/prefill_step.h):
-  // no preflight (the decode batch and memory plan do not apply; result.memory stays empty).
+  // A decode run: preflight() (the batch, CapacityError if it does not fit, the cost of every
+  // operator, a replay trace's coverage, the resource limits), then every step. A prefill run:
+  // prefill steps (sim/graph/prefill_step.h), its preflight pricing the first (the decode batch and
+  // memory plan do not apply; result.memory stays empty). Call once. An error raised while
+  // simulating ends the run and is rethrown here.
   [[nodiscard]] RunResult run();
 
  private:
-  [[nodiscard]] RunResult run_prefill();
-  const Scenario& scenario_;
+  [[nodiscard]] RunResult run_decode(const DecodeRun& run);
+  [[nodiscard]] RunResult run_prefill(const PrefillRun& run);
+  RunRequest request_;
   SimulationOptions options_;
   bool ran_ = false;
 };

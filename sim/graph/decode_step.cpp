@@ -19,30 +19,32 @@
 
 namespace ess {
 
-DecodeStepBuilder::DecodeStepBuilder(const Scenario& scenario, std::int64_t batch_per_gpu, std::int64_t offloaded,
+DecodeStepBuilder::DecodeStepBuilder(const DecodeRun& run, std::int64_t batch_per_gpu, std::int64_t offloaded,
                                      double cold_fraction)
-    : s_(scenario),
-      m_(scenario.model),
-      hw_(scenario.hardware),
-      blocks_(scenario),
-      chunk_core_(scenario, blocks_),
+    : s_(*run.system),
+      m_(run.system->model),
+      hw_(run.hardware),
+      workload_(run.workload),
+      offload_(run.offload()),
+      blocks_(run),
+      chunk_core_(run, blocks_),
       batch_(batch_per_gpu),
       gpus_(blocks_.gpus()),
-      tp_(scenario.parallelism.tensor_parallel),
+      tp_(run.parallelism.tensor_parallel),
       layers_total_(blocks_.layer_count()),
       offloaded_(offloaded),
       cold_fraction_(cold_fraction) {
-  if (scenario.cache.mode == CacheMode::offload) {
-    overlap_ = overlap_index(scenario.cache.overlap);
-    if (registered(prefetch_policies(), "prefetch", scenario.cache.prefetch.policy).make()->prefetches()) {
-      prefetch_lookahead_ = scenario.cache.prefetch.lookahead;
+  if (offload_) {
+    overlap_ = overlap_index(s_.cache.overlap);
+    if (registered(prefetch_policies(), "prefetch", s_.cache.prefetch.policy).make()->prefetches()) {
+      prefetch_lookahead_ = s_.cache.prefetch.lookahead;
     }
   }
   const auto overlaps = overlap_policies();
   for (std::size_t i = 0; i < overlaps.size(); ++i) {
     if (overlaps[i].make == &make_serial_overlap) overlap_serial_ = i;
   }
-  if (const auto& c = scenario.workload.prefill_chunk) {
+  if (const auto& c = workload_.prefill_chunk) {
     if (c->tokens < 1 || c->cached < 0) throw InternalError("DecodeStepBuilder: a prefill chunk needs tokens >= 1 and cached >= 0");
     chunk_.push_back(PrefillPiece{c->tokens * tp_, c->cached});
   }
@@ -50,7 +52,7 @@ DecodeStepBuilder::DecodeStepBuilder(const Scenario& scenario, std::int64_t batc
   if (offloaded < 0 || offloaded > batch_per_gpu) {
     throw InternalError("DecodeStepBuilder: offloaded requests must be in [0, batch_per_gpu]");
   }
-  if (scenario.execution.micro_batches == 2 && batch_per_gpu < 2) {
+  if (s_.execution.micro_batches == 2 && batch_per_gpu < 2) {
     throw InternalError("DecodeStepBuilder: two micro-batches need at least 2 requests per GPU");
   }
 }
@@ -64,8 +66,8 @@ MlaShape DecodeStepBuilder::mla_shape(Tokens t) const {
 
 std::int64_t DecodeStepBuilder::context_at(int step) const {
   // Every request gains the accepted tokens of each step (on average; acceptance may be fractional).
-  return s_.workload.context_length +
-         static_cast<std::int64_t>(std::floor(static_cast<double>(step) * s_.workload.mtp.acceptance));
+  return workload_.context_length +
+         static_cast<std::int64_t>(std::floor(static_cast<double>(step) * workload_.mtp.acceptance));
 }
 
 void DecodeStepBuilder::add_attention(std::vector<Segment>& out, int layer, Tokens t, std::int64_t context,
@@ -329,7 +331,7 @@ StepPlan DecodeStepBuilder::build(int step, Rng& rng, const std::vector<LayerAcc
   plan.step = step;
   plan.context = context_at(step);
   plan.gpus.resize(static_cast<std::size_t>(gpus_));
-  const bool offload = s_.cache.mode == CacheMode::offload;
+  const bool offload = offload_;
   if (offload) {
     if (access == nullptr || access->size() != static_cast<std::size_t>(layers_total_)) {
       throw InternalError("DecodeStepBuilder::build: offload mode needs the access of every layer");
@@ -414,7 +416,7 @@ void DecodeStepBuilder::add_pass(std::vector<GpuStepPlan>& gpus, std::int64_t ba
   // A step with a prompt chunk runs eagerly: no padding, DeepEP's normal all-to-all, sampled routing.
   const bool mixed = chunk.queries > 0;
   const std::int64_t padded = mixed ? 0 : s_.engine.graph_batch(batch * tp_);
-  const Tokens main{batch * tp_, s_.workload.mtp.depth, offloaded, padded, chunk};
+  const Tokens main{batch * tp_, workload_.mtp.depth, offloaded, padded, chunk};
   const AlltoallDedup dedup = mixed ? AlltoallDedup::per_node : AlltoallDedup::per_copy;
   const std::int64_t max_routed = mixed ? kRoutedTokensPerPass : 0;
   common([&](std::vector<Segment>& out, int) { blocks_.add_embedding(out, main.linear()); });
@@ -432,7 +434,7 @@ void DecodeStepBuilder::add_pass(std::vector<GpuStepPlan>& gpus, std::int64_t ba
 
   // Draft passes: MTP module d drafts one more token per request from the previous one.
   const Tokens draft{batch * tp_, 1, offloaded, padded, chunk};
-  for (int d = 1; d < s_.workload.mtp.depth; ++d) {
+  for (int d = 1; d < workload_.mtp.depth; ++d) {
     const int layer = static_cast<int>(m_.layers) + d - 1;
     common([&](std::vector<Segment>& out, int) { blocks_.add_mtp_projection(out, layer, draft.linear()); });
     common([&](std::vector<Segment>& out, int replica) {

@@ -25,7 +25,7 @@
 
 #include "models/attention.h"
 #include "models/cost.h"
-#include "sim/config/scenario.h"
+#include "sim/config/run_request.h"
 #include "sim/graph/op.h"
 #include "sim/graph/prefill_attention.h"
 #include "sim/base/rng.h"
@@ -38,8 +38,10 @@ class DecodeStepBuilder {
   // `batch_per_gpu` is the resolved batch (the scenario's, or the largest that fits). In offload
   // mode `offloaded` of them keep their latent cache in host memory (the rest are GPU-only) and
   // `cold_fraction` of each offloaded cache is on NVMe.
-  DecodeStepBuilder(const Scenario& scenario, std::int64_t batch_per_gpu, std::int64_t offloaded = 0,
+  // `run` must outlive this.
+  DecodeStepBuilder(const DecodeRun& run, std::int64_t batch_per_gpu, std::int64_t offloaded = 0,
                     double cold_fraction = 0.0);
+  DecodeStepBuilder(DecodeRun&&, std::int64_t, std::int64_t = 0, double = 0.0) = delete;
 
   [[nodiscard]] int gpus() const { return gpus_; }
   // Layers with their own weights and caches: the main layers, then the MTP modules in use.
@@ -107,6 +109,8 @@ class DecodeStepBuilder {
   const Scenario& s_;
   const ModelConfig& m_;
   const Hardware& hw_;
+  const Workload& workload_;
+  bool offload_;
   StepBlocks blocks_;
   PrefillAttention chunk_core_;
   std::vector<PrefillPiece> chunk_;  // workload.prefill_chunk per attention replica, or empty

@@ -61,8 +61,8 @@ std::vector<std::vector<PrefillPiece>> split_in_two(std::span<const PrefillPiece
   return lanes;
 }
 
-PrefillAttention::PrefillAttention(const Scenario& scenario, const StepBlocks& blocks)
-    : s_(scenario), m_(scenario.model), hw_(scenario.hardware), blocks_(blocks), tp_(scenario.parallelism.tensor_parallel) {}
+PrefillAttention::PrefillAttention(const RunBase& run, const StepBlocks& blocks)
+    : s_(*run.system), m_(run.system->model), hw_(run.hardware), blocks_(blocks), tp_(run.parallelism.tensor_parallel) {}
 
 void PrefillAttention::add(std::vector<Segment>& out, int layer, std::string_view label, std::string_view name,
                            OpCategory category, const KernelCost& c) const {

@@ -15,7 +15,7 @@
 #include <span>
 #include <vector>
 
-#include "sim/config/scenario.h"
+#include "sim/config/run_request.h"
 #include "sim/graph/op.h"
 #include "sim/graph/step_blocks.h"
 
@@ -46,8 +46,9 @@ struct PrefillWork {
 
 class PrefillAttention {
  public:
-  // `blocks` must outlive this.
-  PrefillAttention(const Scenario& scenario, const StepBlocks& blocks);
+  // `run` and `blocks` must outlive this.
+  PrefillAttention(const RunBase& run, const StepBlocks& blocks);
+  PrefillAttention(RunBase&&, const StepBlocks&) = delete;
 
   // Appends the core of `work` (queries >= 1) to the layer's segment labelled `label`.
   void add_core(std::vector<Segment>& out, int layer, std::string_view label, const PrefillWork& work) const;

@@ -20,19 +20,19 @@ std::vector<PrefillPiece> whole_prompts(std::int64_t tokens, std::int64_t prompt
   return pieces;
 }
 
-std::vector<PrefillPiece> scenario_pieces(const Scenario& s) {
-  if (!s.prefill) throw InternalError("scenario_pieces: the scenario has no prefill section");
-  const PrefillConfig& p = *s.prefill;
-  return whole_prompts(p.tokens_per_gpu * s.parallelism.tensor_parallel, p.prompt_length, p.cached_tokens);
+std::vector<PrefillPiece> run_pieces(const PrefillRun& run) {
+  const PrefillConfig& p = run.work;
+  return whole_prompts(p.tokens_per_gpu * run.parallelism.tensor_parallel, p.prompt_length, p.cached_tokens);
 }
 
-PrefillStepBuilder::PrefillStepBuilder(const Scenario& scenario)
-    : s_(scenario),
-      m_(scenario.model),
-      hw_(scenario.hardware),
-      blocks_(scenario),
-      core_(scenario, blocks_),
-      tp_(scenario.parallelism.tensor_parallel) {}
+PrefillStepBuilder::PrefillStepBuilder(const PrefillRun& run)
+    : s_(*run.system),
+      m_(run.system->model),
+      hw_(run.hardware),
+      mtp_depth_(run.workload.mtp.depth),
+      blocks_(run),
+      core_(run, blocks_),
+      tp_(run.parallelism.tensor_parallel) {}
 
 void PrefillStepBuilder::add_attention(std::vector<Segment>& out, int layer, const PrefillWork& work, int replica) const {
   const std::int64_t T = work.queries;
@@ -80,7 +80,7 @@ void PrefillStepBuilder::add_pass(std::vector<GpuStepPlan>& gpus, const PrefillW
     mlp(layer);
   }
   common([&](std::vector<Segment>& out, int) { blocks_.add_head(out, -1, work.pieces); });
-  for (int d = 1; d < s_.workload.mtp.depth; ++d) {
+  for (int d = 1; d < mtp_depth_; ++d) {
     const int layer = static_cast<int>(m_.layers) + d - 1;
     common([&](std::vector<Segment>& out, int) { blocks_.add_mtp_projection(out, layer, T); });
     common([&](std::vector<Segment>& out, int replica) { add_attention(out, layer, work, replica); });

@@ -26,7 +26,7 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/config/scenario.h"
+#include "sim/config/run_request.h"
 #include "sim/graph/op.h"
 #include "sim/graph/prefill_attention.h"
 #include "sim/base/rng.h"
@@ -39,13 +39,15 @@ namespace ess {
 // prompt_length - cached new tokens after `cached`), then what is left as the start of one more.
 [[nodiscard]] std::vector<PrefillPiece> whole_prompts(std::int64_t tokens, std::int64_t prompt_length, std::int64_t cached = 0);
 
-// The pieces every replica of a prefill scenario (Scenario::prefill) runs each step: tokens_per_gpu
-// per GPU (x tensor_parallel per replica) of prompts of prompt_length with cached_tokens cached.
-[[nodiscard]] std::vector<PrefillPiece> scenario_pieces(const Scenario& s);
+// The pieces every replica of a prefill run runs each step: tokens_per_gpu per GPU (x
+// tensor_parallel per replica) of prompts of prompt_length with cached_tokens cached.
+[[nodiscard]] std::vector<PrefillPiece> run_pieces(const PrefillRun& run);
 
 class PrefillStepBuilder {
  public:
-  explicit PrefillStepBuilder(const Scenario& scenario);
+  // `run` must outlive this.
+  explicit PrefillStepBuilder(const PrefillRun& run);
+  explicit PrefillStepBuilder(PrefillRun&&) = delete;
 
   [[nodiscard]] int gpus() const { return blocks_.gpus(); }
   [[nodiscard]] int layer_count() const { return blocks_.layer_count(); }
@@ -63,6 +65,7 @@ class PrefillStepBuilder {
   const Scenario& s_;
   const ModelConfig& m_;
   const Hardware& hw_;
+  int mtp_depth_;
   StepBlocks blocks_;
   PrefillAttention core_;
   int tp_;

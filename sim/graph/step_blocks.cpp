@@ -33,20 +33,20 @@ constexpr std::uint64_t kExpertRoutingStream = 0x6578706572747321ULL;  // "exper
 
 }  // namespace
 
-StepBlocks::StepBlocks(const Scenario& scenario)
-    : s_(scenario),
-      m_(scenario.model),
-      hw_(scenario.hardware),
-      gpus_(scenario.hardware.total_gpus()),
-      tp_(scenario.parallelism.tensor_parallel),
-      ep_(scenario.parallelism.expert_parallel),
-      physical_experts_(scenario.model.moe ? scenario.model.moe->routed_experts + scenario.parallelism.redundant_experts : 0),
-      layers_total_(static_cast<int>(scenario.model.layers) + scenario.workload.mtp.depth - 1) {
-  if (scenario.model.moe) {
+StepBlocks::StepBlocks(const RunBase& run)
+    : s_(*run.system),
+      m_(run.system->model),
+      hw_(run.hardware),
+      gpus_(run.gpus()),
+      tp_(run.parallelism.tensor_parallel),
+      ep_(run.parallelism.expert_parallel),
+      physical_experts_(m_.moe ? m_.moe->routed_experts + run.parallelism.redundant_experts : 0),
+      layers_total_(static_cast<int>(m_.layers) + run.workload.mtp.depth - 1) {
+  if (m_.moe) {
     // Experts live in groups of `ep` GPUs; under TP MoE without EP (ep 1) each GPU holds them all.
-    routing_.emplace(scenario.model.moe->routed_experts, physical_experts_, ep_, layers_total_,
-                     RoutingParams{scenario.workload.expert_skew, scenario.workload.expert_drift, scenario.engine.eplb},
-                     Rng(scenario.seed).fork(kExpertRoutingStream));
+    routing_.emplace(m_.moe->routed_experts, physical_experts_, ep_, layers_total_,
+                     RoutingParams{run.workload.expert_skew, run.workload.expert_drift, s_.engine.eplb},
+                     Rng(s_.seed).fork(kExpertRoutingStream));
   }
 }
 

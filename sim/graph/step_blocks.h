@@ -21,7 +21,7 @@
 
 #include "models/cost.h"
 #include "models/norm.h"
-#include "sim/config/scenario.h"
+#include "sim/config/run_request.h"
 #include "sim/graph/expert_routing.h"
 #include "sim/graph/op.h"
 #include "sim/base/rng.h"
@@ -49,7 +49,9 @@ inline constexpr std::int64_t kRoutedTokensPerPass = 2048;
 
 class StepBlocks {
  public:
-  explicit StepBlocks(const Scenario& scenario);
+  // `run` must outlive this (its hardware is referenced).
+  explicit StepBlocks(const RunBase& run);
+  explicit StepBlocks(RunBase&&) = delete;
 
   [[nodiscard]] int gpus() const { return gpus_; }
   [[nodiscard]] int tp() const { return tp_; }

@@ -113,20 +113,21 @@ std::string MemoryBudget::report() const {
   return out;
 }
 
-std::int64_t cache_tokens(const Scenario& s) {
-  return s.workload.context_length + s.workload.decode_steps * s.workload.mtp.depth;
+std::int64_t cache_tokens(const RunBase& r) {
+  return r.workload.context_length + r.workload.decode_steps * r.workload.mtp.depth;
 }
 
-Bytes weight_bytes_per_gpu(const Scenario& s) {
+Bytes weight_bytes_per_gpu(const RunBase& r) {
+  const Scenario& s = *r.system;
   const ModelConfig& m = s.model;
-  const int tp = s.parallelism.tensor_parallel;
-  const int ep = s.parallelism.expert_parallel;
-  const int mtp_used = s.workload.mtp.depth - 1;
+  const int tp = r.parallelism.tensor_parallel;
+  const int ep = r.parallelism.expert_parallel;
+  const int mtp_used = r.workload.mtp.depth - 1;
   double b = 0.0;
   for (std::int64_t layer = 0; layer < m.layers + mtp_used; ++layer) {
     b += attention_weights(m, tp);
     const bool moe = m.moe && (layer >= m.layers || layer >= m.moe->first_dense_layers);
-    b += moe ? moe_weights(m, ep, s.parallelism.redundant_experts, tp) : dense_mlp_weights(m, tp);
+    b += moe ? moe_weights(m, ep, r.parallelism.redundant_experts, tp) : dense_mlp_weights(m, tp);
   }
   // Each MTP module adds two RMSNorms and the 2 x hidden -> hidden projection.
   b += d(mtp_used) * (2 * norm_weights(m.hidden, m.activation_dtype) + matrix(2 * m.hidden, m.hidden, m.weight_dtype));
@@ -135,43 +136,46 @@ Bytes weight_bytes_per_gpu(const Scenario& s) {
   return Bytes(b);
 }
 
-Bytes kv_cache_bytes_per_request(const Scenario& s, std::int64_t tokens) {
+Bytes kv_cache_bytes_per_request(const RunBase& r, std::int64_t tokens) {
+  const Scenario& s = *r.system;
   const ModelConfig& m = s.model;
-  const auto layers = d(m.layers + s.workload.mtp.depth - 1);
+  const auto layers = d(m.layers + r.workload.mtp.depth - 1);
   double per_token = m.attention.cache_bytes_per_token.value();
   if (m.attention.kind == AttentionKind::gqa) {
     // KV heads are split over TP ranks (replicated when there are fewer heads than ranks).
-    const std::int64_t kv_local = std::max<std::int64_t>(1, m.attention.gqa.kv_heads / s.parallelism.tensor_parallel);
+    const std::int64_t kv_local = std::max<std::int64_t>(1, m.attention.gqa.kv_heads / r.parallelism.tensor_parallel);
     per_token = 2.0 * d(kv_local * m.attention.gqa.head_dim) * bytes_per_element(m.attention.cache_dtype);
   }
   // MLA's latent is shared by all heads, so every TP rank holds all of it.
   return Bytes(layers * d(tokens) * per_token);
 }
 
-Bytes indexer_cache_bytes_per_request(const Scenario& s, std::int64_t tokens) {
+Bytes indexer_cache_bytes_per_request(const RunBase& r, std::int64_t tokens) {
+  const Scenario& s = *r.system;
   if (!s.model.indexer) return Bytes(0.0);
-  const auto layers = d(s.model.layers + s.workload.mtp.depth - 1);
+  const auto layers = d(s.model.layers + r.workload.mtp.depth - 1);
   return Bytes(layers * d(tokens) * s.model.indexer->cache_bytes_per_token.value());
 }
 
-OffloadPlacement place_requests(const Scenario& s, std::int64_t batch) {
+OffloadPlacement place_requests(const DecodeRun& r, std::int64_t batch) {
+  const Scenario& s = *r.system;
   OffloadPlacement p;
-  const std::int64_t tokens = cache_tokens(s);
+  const std::int64_t tokens = cache_tokens(r);
   // Every selected entry must be on the GPU when attention reads it: a pool holds at least one
   // step's selection outside the pinned window (the cache simulation raises it the same way).
   const std::int64_t top_k = s.model.indexer ? s.model.indexer->top_k : tokens;
   p.pool_entries = std::max(s.cache.pool_capacity(tokens), std::min(top_k, std::max<std::int64_t>(0, tokens - s.cache.pinned_recent)));
-  p.host_capacity_per_socket = s.hardware.cpu.dram_capacity_per_socket;
-  const double per_request = kv_cache_bytes_per_request(s, tokens).value();
-  const double usable = s.hardware.cpu.dram_capacity_per_socket.value() * s.cache.host_memory_threshold;
+  p.host_capacity_per_socket = r.host_capacity_per_socket();
+  const double per_request = kv_cache_bytes_per_request(r, tokens).value();
+  const double usable = r.host_capacity_per_socket().value() * r.host_memory_threshold();
   // GPUs sharing a socket's memory (the last socket may hold fewer; the busiest one bounds).
-  const auto sharing = static_cast<double>(std::min(s.hardware.cpu.gpus_per_socket, s.hardware.gpu.count));
+  const auto sharing = static_cast<double>(std::min(r.hardware.cpu.gpus_per_socket, r.hardware.gpu.count));
   const double wanted = per_request * static_cast<double>(batch) * sharing;
   if (s.cache.nvme) {
     p.offloaded = batch;
     p.host_latent_per_socket = Bytes(std::min(wanted, usable));
     const double spill = std::max(0.0, wanted - usable);
-    p.nvme_latent_per_node = Bytes(spill * static_cast<double>(s.hardware.cpu.sockets));
+    p.nvme_latent_per_node = Bytes(spill * static_cast<double>(r.hardware.cpu.sockets));
     p.cold_fraction = wanted > 0 ? spill / wanted : 0.0;
     return p;
   }
@@ -182,32 +186,33 @@ OffloadPlacement place_requests(const Scenario& s, std::int64_t batch) {
   return p;
 }
 
-MemoryBudget plan_memory(const Scenario& s, std::int64_t batch) {
+MemoryBudget plan_memory(const DecodeRun& r, std::int64_t batch) {
+  const Scenario& s = *r.system;
   const ModelConfig& m = s.model;
-  const int tp = s.parallelism.tensor_parallel;
+  const int tp = r.parallelism.tensor_parallel;
   const std::int64_t requests = batch * tp;  // requests of the replica, all cached on each of its GPUs
-  const std::int64_t tokens = cache_tokens(s);
-  const std::int64_t T = requests * s.workload.mtp.depth;  // query tokens per forward pass
+  const std::int64_t tokens = cache_tokens(r);
+  const std::int64_t T = requests * r.workload.mtp.depth;  // query tokens per forward pass
   const DType act = m.activation_dtype;
 
   MemoryBudget b;
-  b.capacity = s.hardware.gpu.hbm_capacity;
-  b.lines.push_back({"weights", weight_bytes_per_gpu(s),
-                     "tp " + std::to_string(tp) + ", ep " + std::to_string(s.parallelism.expert_parallel) +
+  b.capacity = r.hbm_capacity();
+  b.lines.push_back({"weights", weight_bytes_per_gpu(r),
+                     "tp " + std::to_string(tp) + ", ep " + std::to_string(r.parallelism.expert_parallel) +
                          (m.weight_dtype == DType::fp8 ? ", fp8 with 128x128 block scales" : "")});
-  const std::string layers_text = std::to_string(m.layers + s.workload.mtp.depth - 1) + " layers";
+  const std::string layers_text = std::to_string(m.layers + r.workload.mtp.depth - 1) + " layers";
   const std::string per_request = std::to_string(requests) + " requests x " + std::to_string(tokens) + " tokens x " + layers_text;
-  if (s.cache.mode == CacheMode::offload) {
-    b.placement = place_requests(s, batch);
+  if (r.offload()) {
+    b.placement = place_requests(r, batch);
     const auto& p = b.placement;
     // Offloaded requests keep a pool of entries (plus the pinned recent window) per layer on the GPU.
     const std::int64_t resident = std::min(tokens, p.pool_entries + s.cache.pinned_recent);
-    b.lines.push_back({"latent_pool", kv_cache_bytes_per_request(s, resident) * d(p.offloaded),
+    b.lines.push_back({"latent_pool", kv_cache_bytes_per_request(r, resident) * d(p.offloaded),
                        std::to_string(p.offloaded) + " offloaded requests x " + std::to_string(resident) +
                            " resident entries x " + layers_text});
-    b.lines.push_back({"latent_cache", kv_cache_bytes_per_request(s, tokens) * d(p.fallback),
+    b.lines.push_back({"latent_cache", kv_cache_bytes_per_request(r, tokens) * d(p.fallback),
                        std::to_string(p.fallback) + " GPU-only requests (host memory above " +
-                           shortest_number(s.cache.host_memory_threshold) + " of capacity) x " + std::to_string(tokens) +
+                           shortest_number(r.host_memory_threshold()) + " of capacity) x " + std::to_string(tokens) +
                            " tokens x " + layers_text});
     // Double-buffered landing space for one layer's misses: at most top_k entries per request.
     const std::int64_t top_k = m.indexer ? m.indexer->top_k : tokens;
@@ -227,18 +232,18 @@ MemoryBudget plan_memory(const Scenario& s, std::int64_t batch) {
     }
   } else {
     b.lines.push_back({m.attention.kind == AttentionKind::mla ? "latent_cache" : "kv_cache",
-                       kv_cache_bytes_per_request(s, tokens) * d(requests), per_request});
+                       kv_cache_bytes_per_request(r, tokens) * d(requests), per_request});
   }
   if (m.indexer) {
-    b.lines.push_back({"indexer_cache", indexer_cache_bytes_per_request(s, tokens) * d(requests), per_request});
+    b.lines.push_back({"indexer_cache", indexer_cache_bytes_per_request(r, tokens) * d(requests), per_request});
   }
 
   // Activations (an estimate): a few live hidden-size buffers, the widest intermediate, the
   // indexer logits and top-k, the MoE dispatch/combine buffers and the LM head logits, for the
   // decode query tokens and a prefill chunk's tokens (workload.prefill_chunk: its indexer scores
   // every key up to itself; only its last token reaches the LM head).
-  const std::int64_t chunk = s.workload.prefill_chunk ? s.workload.prefill_chunk->tokens : 0;
-  const std::int64_t chunk_keys = s.workload.prefill_chunk ? s.workload.prefill_chunk->cached + chunk : 0;
+  const std::int64_t chunk = r.workload.prefill_chunk ? r.workload.prefill_chunk->tokens : 0;
+  const std::int64_t chunk_keys = r.workload.prefill_chunk ? r.workload.prefill_chunk->cached + chunk : 0;
   const double pass = d(T + chunk);
   double widest = d(m.dense_intermediate / tp) * 2;
   if (m.attention.kind == AttentionKind::mla) {
@@ -277,31 +282,32 @@ std::string nvme_report(const Scenario& s, const MemoryBudget& b) {
 }
 }  // namespace
 
-std::int64_t resolve_batch(const Scenario& s) {
-  if (s.workload.batch_per_gpu) {
-    const MemoryBudget b = plan_memory(s, *s.workload.batch_per_gpu);
+std::int64_t resolve_batch(const DecodeRun& r) {
+  const Scenario& s = *r.system;
+  if (r.workload.batch_per_gpu) {
+    const MemoryBudget b = plan_memory(r, *r.workload.batch_per_gpu);
     if (!nvme_fits(s, b)) {
-      throw CapacityError("batch_per_gpu " + std::to_string(*s.workload.batch_per_gpu) +
+      throw CapacityError("batch_per_gpu " + std::to_string(*r.workload.batch_per_gpu) +
                           " does not fit: the latent cache spilled to NVMe exceeds cache.nvme.capacity\n" + nvme_report(s, b));
     }
     if (!b.fits()) {
-      throw CapacityError("batch_per_gpu " + std::to_string(*s.workload.batch_per_gpu) + " does not fit in " +
-                          s.hardware.name + " HBM (per GPU):\n" + b.report() +
+      throw CapacityError("batch_per_gpu " + std::to_string(*r.workload.batch_per_gpu) + " does not fit in " +
+                          r.hardware.name + " HBM (per GPU):\n" + b.report() +
                           "Use a smaller batch or \"max\" for the largest that fits; `ess-sim search fit` lists each "
                           "change that would make it fit.");
     }
-    return *s.workload.batch_per_gpu;
+    return *r.workload.batch_per_gpu;
   }
-  const MemoryBudget one = plan_memory(s, 1);
+  const MemoryBudget one = plan_memory(r, 1);
   if (!one.fits() || !nvme_fits(s, one)) {
-    throw CapacityError("not even one request per GPU fits in " + s.hardware.name + " HBM (per GPU):\n" + one.report() +
+    throw CapacityError("not even one request per GPU fits in " + r.hardware.name + " HBM (per GPU):\n" + one.report() +
                         "`ess-sim search fit` lists each change that would make it fit.");
   }
   // Memory grows with the batch, so the largest batch that fits is found by bisection.
   std::int64_t lo = 1;          // fits
   std::int64_t hi = 1 << 20;    // the loader's bound on batch_per_gpu
   const auto fits = [&](std::int64_t batch) {
-    const MemoryBudget b = plan_memory(s, batch);
+    const MemoryBudget b = plan_memory(r, batch);
     return b.fits() && nvme_fits(s, b);
   };
   if (fits(hi)) return hi;

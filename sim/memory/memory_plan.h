@@ -12,7 +12,7 @@
 
 #include "models/units.h"
 #include "sim/base/error.h"
-#include "sim/config/scenario.h"
+#include "sim/config/run_request.h"
 
 namespace ess {
 
@@ -48,7 +48,7 @@ struct MemoryBudget {
   [[nodiscard]] std::string report() const;
 };
 
-[[nodiscard]] OffloadPlacement place_requests(const Scenario& scenario, std::int64_t batch_per_gpu);
+[[nodiscard]] OffloadPlacement place_requests(const DecodeRun& run, std::int64_t batch_per_gpu);
 
 // Thrown when no batch fits, or a requested batch does not: bad input, reported with the budget.
 class CapacityError : public InputError {
@@ -56,19 +56,19 @@ class CapacityError : public InputError {
   using InputError::InputError;
 };
 
-// Per-GPU memory of `scenario` at `batch_per_gpu` requests per GPU.
-[[nodiscard]] MemoryBudget plan_memory(const Scenario& scenario, std::int64_t batch_per_gpu);
+// Per-GPU memory of `run` at `batch_per_gpu` requests per GPU.
+[[nodiscard]] MemoryBudget plan_memory(const DecodeRun& run, std::int64_t batch_per_gpu);
 
 // Components, exposed for tests and reports.
-[[nodiscard]] Bytes weight_bytes_per_gpu(const Scenario& scenario);
+[[nodiscard]] Bytes weight_bytes_per_gpu(const RunBase& run);
 // Cache bytes of one request on one GPU (latent or KV, and indexer), at `tokens` cached tokens.
-[[nodiscard]] Bytes kv_cache_bytes_per_request(const Scenario& scenario, std::int64_t tokens);
-[[nodiscard]] Bytes indexer_cache_bytes_per_request(const Scenario& scenario, std::int64_t tokens);
+[[nodiscard]] Bytes kv_cache_bytes_per_request(const RunBase& run, std::int64_t tokens);
+[[nodiscard]] Bytes indexer_cache_bytes_per_request(const RunBase& run, std::int64_t tokens);
 // Cached tokens per request the capacity must hold: the context plus depth per decode step.
-[[nodiscard]] std::int64_t cache_tokens(const Scenario& scenario);
+[[nodiscard]] std::int64_t cache_tokens(const RunBase& run);
 
-// The scenario's batch if it fits (CapacityError with the budget if not), or for "max" the largest
+// The run's batch if it fits (CapacityError with the budget if not), or for "max" the largest
 // batch that fits (CapacityError if not even one request does).
-[[nodiscard]] std::int64_t resolve_batch(const Scenario& scenario);
+[[nodiscard]] std::int64_t resolve_batch(const DecodeRun& run);
 
 }  // namespace ess

@@ -8,19 +8,16 @@
 
 namespace ess {
 
-namespace {
-
-}  // namespace
-
-double prefill_tokens_per_s_per_gpu(const Scenario& s, const RunResult& r) {
-  return static_cast<double>(s.prefill->tokens_per_gpu) / step_stats(r.step_time).mean;
+double prefill_tokens_per_s_per_gpu(const PrefillRun& run, const RunResult& r) {
+  return static_cast<double>(run.work.tokens_per_gpu) / step_stats(r.step_time).mean;
 }
 
 nlohmann::ordered_json prefill_results_json(const Scenario& s, const RunResult& r, const std::string& version,
                                             const std::string& scenario_sha256) {
   const StepStats st = step_stats(r.step_time);
-  const double per_gpu = prefill_tokens_per_s_per_gpu(s, r);
-  const auto pieces = scenario_pieces(s);
+  const PrefillRun run = prefill_run(s);
+  const double per_gpu = prefill_tokens_per_s_per_gpu(run, r);
+  const auto pieces = run_pieces(run);
   nlohmann::ordered_json j = results_head(s, version, scenario_sha256);
   nlohmann::ordered_json sum;
   sum["phase"] = "prefill";
@@ -51,8 +48,9 @@ nlohmann::ordered_json prefill_results_json(const Scenario& s, const RunResult& 
 
 std::string prefill_results_table(const Scenario& s, const RunResult& r) {
   const StepStats st = step_stats(r.step_time);
-  const double per_gpu = prefill_tokens_per_s_per_gpu(s, r);
-  const auto pieces = scenario_pieces(s);
+  const PrefillRun run = prefill_run(s);
+  const double per_gpu = prefill_tokens_per_s_per_gpu(run, r);
+  const auto pieces = run_pieces(run);
   std::string out = run_title(s, r, "prefill of ");
   out += "  engine " + s.engine.name + " (" + s.engine.version + "), EPLB " + (s.engine.eplb ? "on" : "off") +
          (s.model.moe ? ", expert skew " + fmt("%.3f", s.workload.expert_skew) + " / drift " + fmt("%.3f", s.workload.expert_drift)

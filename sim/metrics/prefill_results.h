@@ -13,7 +13,7 @@
 namespace ess {
 
 // Prompt tokens per second per GPU of a prefill run.
-[[nodiscard]] double prefill_tokens_per_s_per_gpu(const Scenario& s, const RunResult& r);
+[[nodiscard]] double prefill_tokens_per_s_per_gpu(const PrefillRun& run, const RunResult& r);
 
 [[nodiscard]] nlohmann::ordered_json prefill_results_json(const Scenario& s, const RunResult& r, const std::string& version,
                                                           const std::string& scenario_sha256);

@@ -34,7 +34,7 @@ struct Instance {
 
 // Every request's cache from its prefill GPU to the decode node, the transfers sharing the links.
 void move_caches(const Scenario& s, const ServingMemory& memory, const std::vector<Request>& requests, PrefillPoolRun& run) {
-  const CacheLinks links(s, s.serving->prefill.instances * run.gpus_per_instance);
+  const CacheLinks links(s, run.instances * run.gpus_per_instance);
   std::vector<PendingTransfer> transfers;
   transfers.reserve(requests.size());
   for (std::size_t i = 0; i < requests.size(); ++i) {
@@ -53,18 +53,13 @@ void move_caches(const Scenario& s, const ServingMemory& memory, const std::vect
 
 }  // namespace
 
-Scenario prefill_instance_scenario(const Scenario& serving, std::int64_t tokens, std::int64_t prompt) {
+PrefillRun prefill_instance_run(const Scenario& serving, std::int64_t tokens, std::int64_t prompt) {
   const PrefillPoolConfig& cfg = serving.serving->prefill;
-  Scenario s = serving;
-  s.serving.reset();
-  s.cache.mode = CacheMode::gpu;  // prefill computes the whole cache on the GPU
-  s.hardware.nodes = cfg.nodes_per_instance;
-  const int gpus = s.hardware.total_gpus();
-  s.parallelism.attention_dp = gpus;
-  s.parallelism.tensor_parallel = 1;
-  if (s.model.moe) {
-    s.parallelism.expert_parallel = gpus;
-    const std::int64_t slots = s.model.moe->routed_experts + s.parallelism.redundant_experts;
+  const int gpus = cfg.nodes_per_instance * serving.hardware.gpu.count;
+  const auto& own = serving.parallelism;
+  const Parallelism layout{gpus, 1, serving.model.moe ? gpus : own.expert_parallel, own.redundant_experts};
+  if (serving.model.moe) {
+    const std::int64_t slots = serving.model.moe->routed_experts + layout.redundant_experts;
     if (slots % gpus != 0) {
       throw ConfigError(serving.origin, "/serving/prefill/nodes_per_instance",
                         "a prefill instance of " + std::to_string(cfg.nodes_per_instance) + " node(s) has " + std::to_string(gpus) +
@@ -73,8 +68,8 @@ Scenario prefill_instance_scenario(const Scenario& serving, std::int64_t tokens,
     }
   }
   const PrefillTablePoint point = prefill_table_point(tokens, prompt);
-  s.prefill = PrefillConfig{point.prompt_length, point.cached, tokens, 1};
-  return s;
+  // Prefill computes the whole cache on the GPU: a prefill run has no cache mode.
+  return prefill_run(serving, cfg.nodes_per_instance, layout, PrefillConfig{point.prompt_length, point.cached, tokens, 1});
 }
 
 PrefillTablePoint prefill_table_point(std::int64_t tokens, std::int64_t prompt) {
@@ -84,19 +79,21 @@ PrefillTablePoint prefill_table_point(std::int64_t tokens, std::int64_t prompt) 
   return {cached + tokens, cached};
 }
 
-PrefillPoolRun run_prefill_pool(const Scenario& s, const std::vector<Request>& requests, const StepTable& table,
-                                const ServingMemory& memory) {
+PrefillPoolRun run_prefill_pool(const Scenario& s, int instances, const std::vector<Request>& requests,
+                                const StepTable& table, const ServingMemory& memory) {
   if (!s.serving || !s.serving->prefill.disaggregated()) {
     throw InternalError("run_prefill_pool: the scenario has no disaggregated prefill");
   }
   const PrefillPoolConfig& cfg = s.serving->prefill;
   const int per_instance = cfg.nodes_per_instance * s.hardware.gpu.count;
   const std::int64_t budget = cfg.tokens_per_gpu;
+  if (instances < 1) throw InternalError("run_prefill_pool: instances must be >= 1");
   PrefillPoolRun run;
+  run.instances = instances;
   run.gpus_per_instance = per_instance;
   run.requests.assign(requests.size(), PrefillOutcome{});
-  std::vector<Instance> instances(static_cast<std::size_t>(cfg.instances));
-  for (auto& inst : instances) inst.gpus.resize(static_cast<std::size_t>(per_instance));
+  std::vector<Instance> pool(static_cast<std::size_t>(instances));
+  for (auto& inst : pool) inst.gpus.resize(static_cast<std::size_t>(per_instance));
 
   // The step of one instance that starts at `t`: every GPU takes up to `budget` tokens.
   const auto step = [&](Instance& inst, double t) {
@@ -138,16 +135,16 @@ PrefillPoolRun run_prefill_pool(const Scenario& s, const std::vector<Request>& r
   while (true) {
     // The instance whose next step starts first: a stepping instance with work continues at its
     // step's end; an idle one has nothing to do until an arrival.
-    std::size_t soonest = instances.size();
+    std::size_t soonest = pool.size();
     double soonest_t = std::numeric_limits<double>::infinity();
-    for (std::size_t i = 0; i < instances.size(); ++i) {
-      if (instances[i].has_work() && instances[i].free_at < soonest_t) {
+    for (std::size_t i = 0; i < pool.size(); ++i) {
+      if (pool[i].has_work() && pool[i].free_at < soonest_t) {
         soonest = i;
-        soonest_t = instances[i].free_at;
+        soonest_t = pool[i].free_at;
       }
     }
     const bool arrival_first = next < requests.size() && requests[next].arrival <= soonest_t;
-    if (!arrival_first && soonest == instances.size()) break;
+    if (!arrival_first && soonest == pool.size()) break;
     if (arrival_first) {
       const Request& r = requests[next];
       // Join the GPU with the fewest pending tokens; among those, the instance free soonest (an idle
@@ -156,10 +153,10 @@ PrefillPoolRun run_prefill_pool(const Scenario& s, const std::vector<Request>& r
       std::size_t best_g = 0;
       std::int64_t best = std::numeric_limits<std::int64_t>::max();
       double best_start = std::numeric_limits<double>::infinity();
-      for (std::size_t i = 0; i < instances.size(); ++i) {
-        const double start = std::max(instances[i].free_at, r.arrival);
-        for (std::size_t g = 0; g < instances[i].gpus.size(); ++g) {
-          const std::int64_t pending = instances[i].gpus[g].pending;
+      for (std::size_t i = 0; i < pool.size(); ++i) {
+        const double start = std::max(pool[i].free_at, r.arrival);
+        for (std::size_t g = 0; g < pool[i].gpus.size(); ++g) {
+          const std::int64_t pending = pool[i].gpus[g].pending;
           if (pending < best || (pending == best && start < best_start)) {
             best = pending;
             best_start = start;
@@ -168,7 +165,7 @@ PrefillPoolRun run_prefill_pool(const Scenario& s, const std::vector<Request>& r
           }
         }
       }
-      Instance& inst = instances[best_i];
+      Instance& inst = pool[best_i];
       // An idle instance starts its next step when this request arrives.
       if (!inst.has_work()) inst.free_at = std::max(inst.free_at, r.arrival);
       inst.gpus[best_g].work.push_back({next, r.prompt_tokens});
@@ -178,7 +175,7 @@ PrefillPoolRun run_prefill_pool(const Scenario& s, const std::vector<Request>& r
       ++next;
       continue;
     }
-    step(instances[soonest], soonest_t);
+    step(pool[soonest], soonest_t);
   }
   for (std::size_t i = 0; i < requests.size(); ++i) {
     if (run.requests[i].end < 0) throw InternalError("prefill pool: request " + std::to_string(requests[i].id) + " never finished");

@@ -5,7 +5,7 @@
 // The model:
 //  - `instances` instances of the serving scenario's model, engine and execution, each on
 //    `nodes_per_instance` nodes of its hardware, attention data parallelism and expert parallelism
-//    over the instance's GPUs (prefill_instance_scenario);
+//    over the instance's GPUs (prefill_instance_run);
 //  - a request goes, when it arrives, to the GPU with the fewest prompt tokens waiting over every
 //    instance (ties: the instance free soonest, so an idle one before one with a step in flight;
 //    then the lowest instance and GPU), and stays there;
@@ -37,10 +37,11 @@
 
 namespace ess {
 
-// One prefill instance as a standalone prefill scenario (hardware.nodes = nodes_per_instance, DP
-// attention and EP over its GPUs, the serving scenario's execution); `tokens` and `prompt` set its
-// prefill section to one table point (table_point_pieces).
-[[nodiscard]] Scenario prefill_instance_scenario(const Scenario& serving, std::int64_t tokens, std::int64_t prompt);
+// One prefill instance's run at a table point: the serving scenario's model, engine and execution
+// on nodes_per_instance nodes of its node type, DP attention and EP over their GPUs, one step of
+// `tokens` per GPU of prompts as prefill_table_point places them. ConfigError when the instance's
+// GPUs do not divide the physical experts.
+[[nodiscard]] PrefillRun prefill_instance_run(const Scenario& serving, std::int64_t tokens, std::int64_t prompt);
 
 // The table point (tokens per GPU, prompt length): whole prompts when tokens >= prompt, else one
 // chunk of `tokens` at the prompt's mean cached offset ((prompt - tokens) / 2), the average chunk of
@@ -69,11 +70,13 @@ struct PrefillPoolRun {
   double tokens = 0.0;    // prompt tokens computed
   double capacity = 0.0;  // what the steps could have computed: steps x GPUs x tokens_per_gpu
   double end_time = 0.0;
+  int instances = 0;
   int gpus_per_instance = 0;
 };
 
-// `table`: prefill step time at (tokens per GPU, prompt length). Requests in arrival order.
-[[nodiscard]] PrefillPoolRun run_prefill_pool(const Scenario& s, const std::vector<Request>& requests, const StepTable& table,
-                                              const ServingMemory& memory);
+// `instances` instances of serving.prefill's shape (`search pd` tries several; a run, the
+// scenario's). `table`: prefill step time at (tokens per GPU, prompt length). Requests in arrival order.
+[[nodiscard]] PrefillPoolRun run_prefill_pool(const Scenario& s, int instances, const std::vector<Request>& requests,
+                                              const StepTable& table, const ServingMemory& memory);
 
 }  // namespace ess

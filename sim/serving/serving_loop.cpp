@@ -420,8 +420,8 @@ ServingRun run_serving(const Scenario& s, const std::vector<Request>& requests, 
 }
 
 ServingRun run_disaggregated(const Scenario& s, const std::vector<Request>& requests, const StepModel& model,
-                             const ServingMemory& memory, const StepTable& prefill_table) {
-  PrefillPoolRun pool = run_prefill_pool(s, requests, prefill_table, memory);
+                             const ServingMemory& memory, const StepTable& prefill_table, int prefill_instances) {
+  PrefillPoolRun pool = run_prefill_pool(s, prefill_instances, requests, prefill_table, memory);
   std::vector<std::size_t> order(requests.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(),

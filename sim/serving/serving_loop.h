@@ -98,8 +98,9 @@ struct ServingRun {
 // A disaggregated run: the prefill pool first, then the decode loop on the requests as they become
 // ready (sorted by ready time; ids and so accepted tokens unchanged), outcomes back in arrival order
 // with their own arrival times, so TTFT and E2E latency include prefill and the cache transfer.
+// `prefill_instances`: the pool's instances (serving.prefill.instances for the scenario's own run).
 [[nodiscard]] ServingRun run_disaggregated(const Scenario& s, const std::vector<Request>& requests, const StepModel& model,
-                                           const ServingMemory& memory, const StepTable& prefill_table);
+                                           const ServingMemory& memory, const StepTable& prefill_table, int prefill_instances);
 
 // `gpus`: the scenario's GPUs (attention data parallelism, tensor_parallel 1). `chunks`: the chunk
 // model, given exactly when serving.prefill.mode is "colocated".

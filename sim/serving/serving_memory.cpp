@@ -13,8 +13,9 @@ namespace {
 constexpr std::int64_t kMaxBatchBound = 1 << 20;  // the loader's bound on batch_per_gpu
 
 // Weights, activations, runtime and reserve of one GPU at `batch` requests of `tokens` each.
-double fixed_bytes(const Scenario& s, std::int64_t batch, std::int64_t tokens) {
-  Scenario at = s;
+double fixed_bytes(const DecodeRun& own, std::int64_t batch, std::int64_t tokens) {
+  const Scenario& s = *own.system;
+  DecodeRun at = own;
   at.workload.batch_per_gpu = batch;
   at.workload.context_length = tokens;
   at.workload.decode_steps = 0;  // cache_tokens() = the context: the request's final length
@@ -32,13 +33,13 @@ double fixed_bytes(const Scenario& s, std::int64_t batch, std::int64_t tokens) {
 }  // namespace
 
 ServingMemory::ServingMemory(const Scenario& s, std::vector<std::int64_t> lengths, std::optional<std::int64_t> batch_bound)
-    : s_(&s), offload_(s.cache.mode == CacheMode::offload) {
+    : s_(&s), own_(decode_run(s)), offload_(own_.offload()) {
   size(std::move(lengths), false, batch_bound);
 }
 
 ServingMemory::ServingMemory(const Scenario& s, std::int64_t min_tokens, std::int64_t max_tokens,
                              std::optional<std::int64_t> batch_bound)
-    : s_(&s), offload_(s.cache.mode == CacheMode::offload) {
+    : s_(&s), own_(decode_run(s)), offload_(own_.offload()) {
   size({min_tokens, max_tokens}, true, batch_bound);
 }
 
@@ -53,8 +54,8 @@ void ServingMemory::size(std::vector<std::int64_t> lengths, bool repeat_shortest
   sockets_ = cpu.sockets * s.hardware.nodes;
   // The activation estimate is linear in the step's requests: its value at 1 and 2 requests gives
   // the part no request adds and each request's share (at the longest request's keys: an upper bound).
-  const double one = fixed_bytes(s, 1, max_tokens_);
-  activations_per_request_ = std::max(0.0, fixed_bytes(s, 2, max_tokens_) - one);
+  const double one = fixed_bytes(own_, 1, max_tokens_);
+  activations_per_request_ = std::max(0.0, fixed_bytes(own_, 2, max_tokens_) - one);
   fixed_ = one - activations_per_request_;
   hbm_budget_ = s.hardware.gpu.hbm_capacity.value() - fixed_;
   const auto held = [&](std::int64_t tokens) { return (offload_ ? offloaded(tokens) : gpu_only(tokens)).hbm_held(); };
@@ -83,7 +84,7 @@ void ServingMemory::size(std::vector<std::int64_t> lengths, bool repeat_shortest
 }
 
 Footprint ServingMemory::gpu_only(std::int64_t tokens) const {
-  return {(kv_cache_bytes_per_request(*s_, tokens) + indexer_cache_bytes_per_request(*s_, tokens)).value(), 0.0,
+  return {(kv_cache_bytes_per_request(own_, tokens) + indexer_cache_bytes_per_request(own_, tokens)).value(), 0.0,
           activations_per_request_};
 }
 
@@ -95,8 +96,8 @@ Footprint ServingMemory::offloaded(std::int64_t tokens) const {
                                      std::min(top_k, std::max<std::int64_t>(0, tokens - s.cache.pinned_recent)));
   const std::int64_t resident = std::min(tokens, pool + s.cache.pinned_recent);
   const double buffers = 2.0 * static_cast<double>(std::min(top_k, tokens)) * s.model.attention.cache_bytes_per_token.value();
-  return {(kv_cache_bytes_per_request(s, resident) + indexer_cache_bytes_per_request(s, tokens)).value() + buffers,
-          kv_cache_bytes_per_request(s, tokens).value(), activations_per_request_};
+  return {(kv_cache_bytes_per_request(own_, resident) + indexer_cache_bytes_per_request(own_, tokens)).value() + buffers,
+          kv_cache_bytes_per_request(own_, tokens).value(), activations_per_request_};
 }
 
 int ServingMemory::socket_of(int gpu) const {

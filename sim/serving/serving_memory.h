@@ -21,7 +21,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/config/scenario.h"
+#include "sim/config/run_request.h"
 
 namespace ess {
 
@@ -67,6 +67,7 @@ class ServingMemory {
   void size(std::vector<std::int64_t> lengths, bool repeat_shortest, std::optional<std::int64_t> batch_bound);
 
   const Scenario* s_;
+  DecodeRun own_;  // the scenario's decode system: the cache and activation sizes of its requests
   bool offload_ = false;
   double activations_per_request_ = 0.0;
   std::optional<std::int64_t> clamped_;

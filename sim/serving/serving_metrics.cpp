@@ -162,11 +162,11 @@ nlohmann::ordered_json prefill_json(const Scenario& s, const ServingRun& run) {
     bytes += o.transfer_bytes;
   }
   // Over the prefill pool's own span (its first arrival to its last step), not the decode run's.
-  const double capacity = static_cast<double>(cfg.instances) * pf.end_time;
+  const double capacity = static_cast<double>(pf.instances) * pf.end_time;
   return {{"mode", cfg.mode},
-          {"instances", cfg.instances},
+          {"instances", pf.instances},
           {"nodes_per_instance", cfg.nodes_per_instance},
-          {"gpus", cfg.instances * pf.gpus_per_instance},
+          {"gpus", pf.instances * pf.gpus_per_instance},
           {"tokens_per_gpu", cfg.tokens_per_gpu},
           {"steps", pf.steps},
           {"busy_share", capacity > 0 ? pf.busy_s / capacity : 0.0},
@@ -306,7 +306,7 @@ std::optional<double> run_energy(const Scenario& s, const ServingRun& run, doubl
   std::optional<double> energy = run.energy;
   const PrefillPoolRun* pf = run.prefill ? &*run.prefill : nullptr;
   if (const auto& p = s.hardware.gpu.power; p && energy && pf) {
-    const double instance_s = static_cast<double>(s.serving->prefill.instances) * duration;
+    const double instance_s = static_cast<double>(pf->instances) * duration;
     *energy += pf->gpus_per_instance * (pf->busy_s * p->busy.value() + std::max(0.0, instance_s - pf->busy_s) * p->idle.value());
   }
   return energy;
@@ -386,7 +386,7 @@ nlohmann::ordered_json serving_json(const Scenario& s, const ServingRun& run, co
   const double duration = run.end_time;
   const double nodes = s.hardware.nodes;
   // GPUs of the run: the decode node(s), and the prefill instances when prefill is disaggregated.
-  const int prefill_gpus = run.prefill ? s.serving->prefill.instances * run.prefill->gpus_per_instance : 0;
+  const int prefill_gpus = run.prefill ? run.prefill->instances * run.prefill->gpus_per_instance : 0;
   const int all_gpus = s.hardware.total_gpus() + prefill_gpus;
   const auto per_s = [&](double x) { return duration > 0 ? x / duration : 0.0; };
 

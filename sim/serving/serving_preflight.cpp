@@ -29,14 +29,6 @@ std::string count(double n) {
   return text;
 }
 
-// One decode-table point as table_builder's measure_point runs it, with a prompt chunk of
-// `chunk_tokens` per GPU in each step (colocated prefill).
-ResourceEstimate decode_point(const Scenario& s, bool offload, std::int64_t batch, std::int64_t context, std::int64_t chunk_tokens) {
-  ResourceEstimate e = estimate_resources(s, batch, s.serving->table.steps, 0, 0.0, EstimatePoint{context, offload});
-  if (chunk_tokens > 0) e.wall.push_back(prefill_routing(s, chunk_tokens, s.serving->table.steps));
-  return e;
-}
-
 // Adds `e` to the running total: wall times add up (the runs are sequential), memory is the
 // largest single run's (each run frees its memory before the next).
 // `peak_what` names the largest part of the largest run and its knob.
@@ -71,59 +63,33 @@ ResourceEstimate estimate_tables(const Scenario& s, const ServingMemory& memory,
   total.wall.push_back({"step-table runs", "serving.table (batches, contexts, steps)", 0.0});
   double peak = 0.0;
   std::string peak_what;
-  // The offload table's points share their cache simulation through the access store: one per
-  // context (its sampled requests do not depend on the batch).
+  // Offload runs of one table share their cache simulation through its access store: one per
+  // context (its sampled requests do not depend on the batch or the chunk).
   std::set<std::int64_t> simulated;  // contexts whose cache simulation the store holds
-  const auto offload_run = [&](std::int64_t b, std::int64_t c, std::int64_t chunk) {
-    ResourceEstimate e = decode_point(s, true, b, c, chunk);
-    if (!simulated.insert(c).second) {
+  const auto decode_run = [&](const DecodeRun& run) {
+    ResourceEstimate e = estimate_resources(run, *run.workload.batch_per_gpu, run.workload.decode_steps, 0, 0.0);
+    if (run.offload() && !simulated.insert(run.workload.context_length).second) {
       std::erase_if(e.wall, [](const ResourceEstimate::Part& part) { return part.what == kCacheSimulationPart; });
     }
     add_run(total, e, peak, peak_what);
     ++runs;
   };
-  if (memory.offload()) {
-    for (const std::int64_t c : decode.contexts) {
-      for (const std::int64_t b : decode.batches) offload_run(b, c, 0);
-    }
-  }
-  if (!memory.offload() || memory.fallback_possible()) {
-    for (const std::int64_t b : decode.batches) {
-      for (const std::int64_t c : decode.contexts) {
-        add_run(total, decode_point(s, false, b, c, 0), peak, peak_what);
-        ++runs;
-      }
-    }
-  }
+  const StepModelRuns model = step_model_runs(s, memory, decode);
+  for (const DecodeRun& run : model.offload) decode_run(run);
+  for (const DecodeRun& run : model.gpu) decode_run(run);
   const PrefillPoolConfig& pf = s.serving->prefill;
   if (pf.colocated()) {
-    const TableGrid chunks = chunk_table_grid(s, requests);
-    std::int64_t context = 1;  // the longest request's (the chunk model runs at the mean: an upper bound)
-    for (const auto& r : requests) context = std::max(context, r.prompt_tokens + r.output_tokens);
-    bool first = true;
     simulated.clear();  // the chunk model has a store of its own
-    const auto chunk_run = [&](std::int64_t b, std::int64_t chunk) {
-      if (memory.offload()) return offload_run(b, context, chunk);
-      add_run(total, decode_point(s, false, b, context, chunk), peak, peak_what);
-      ++runs;
-    };
-    for (const std::int64_t batch : chunk_slice_batches(s, decode)) {
-      chunk_run(batch, 0);
-      const std::size_t cached = first ? chunks.contexts.size() : 1;
-      for (const std::int64_t tokens : chunks.batches) {
-        for (std::size_t i = 0; i < cached; ++i) chunk_run(batch, tokens);
-      }
-      first = false;
+    for (const ChunkSliceRuns& slice : chunk_model_runs(s, memory, decode, chunk_table_grid(s, requests), requests).slices) {
+      decode_run(slice.reference);
+      for (const DecodeRun& run : slice.points) decode_run(run);
     }
     total.wall.front().knob += ", serving.prefill.tokens_per_gpu";
   }
   if (pf.disaggregated()) {
-    const TableGrid grid = prefill_table_grid(s, requests);
-    for (const std::int64_t tokens : grid.batches) {
-      for (const std::int64_t prompt : grid.contexts) {
-        add_run(total, estimate_prefill_resources(prefill_instance_scenario(s, tokens, prompt), 1), peak, peak_what);
-        ++runs;
-      }
+    for (const PrefillRun& run : prefill_table_runs(s, prefill_table_grid(s, requests))) {
+      add_run(total, estimate_prefill_resources(run, run.work.steps), peak, peak_what);
+      ++runs;
     }
     total.wall.front().knob += ", serving.prefill.tokens_per_gpu";
   }

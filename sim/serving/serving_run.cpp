@@ -47,7 +47,7 @@ ServingRun serve(const Scenario& s, const Prepared& p, const StepModel& model, C
   const PrefillPoolConfig& pf = s.serving->prefill;
   if (pf.disaggregated()) {
     const StepTable prefill = build_prefill_table(s, prefill_table_grid(s, p.requests));
-    return run_disaggregated(s, p.requests, model, p.memory, prefill);
+    return run_disaggregated(s, p.requests, model, p.memory, prefill, s.serving->prefill.instances);
   }
   if (pf.colocated()) {
     ChunkModel local;

@@ -17,8 +17,6 @@ namespace ess {
 
 namespace {
 
-// Capacities that hold any grid point: 1 EB of HBM and of host memory per socket.
-constexpr double kUnboundedBytes = 1e18;
 // Contexts further apart than this ratio get a middle grid point.
 constexpr double kContextSpreadForMiddle = 1.25;
 
@@ -86,26 +84,23 @@ TableGrid table_grid(const Scenario& s, const ServingMemory& memory, const std::
   return g;
 }
 
-StepPoint measure_point(const Scenario& base, bool offload, std::int64_t batch, std::int64_t context, std::int64_t steps,
-                        const std::filesystem::path& access_store, std::optional<PrefillChunk> chunk) {
-  Scenario s = base;
-  s.serving.reset();
-  s.workload.prefill_chunk = chunk;
-  s.workload.batch_per_gpu = batch;
-  s.workload.context_length = context;
-  s.workload.decode_steps = steps;
-  s.hardware.gpu.hbm_capacity = Bytes(kUnboundedBytes);
-  s.hardware.cpu.dram_capacity_per_socket = Bytes(kUnboundedBytes);
-  if (offload) {
-    s.cache.host_memory_threshold = 1.0;
-  } else {
-    s.cache.mode = CacheMode::gpu;
-  }
-  ResourceLimits limits;
-  limits.enforce = false;
-  SimulationOptions options{steps, 0, limits};
-  if (offload) options.access_store = access_store;
-  Simulation sim(s, options);
+DecodeRun table_point_run(const Scenario& s, bool offload, std::int64_t batch, std::int64_t context, std::int64_t steps,
+                          std::optional<PrefillChunk> chunk) {
+  Workload w = s.workload;  // the MTP and expert load of the scenario's
+  w.batch_per_gpu = batch;
+  w.context_length = context;
+  w.decode_steps = steps;
+  w.prefill_chunk = chunk;
+  return decode_run(s, w, offload ? CacheMode::offload : CacheMode::gpu, MemoryBound::unbounded);
+}
+
+StepPoint measure_point(const DecodeRun& run, const std::filesystem::path& access_store) {
+  // Every run of the table passed serving's preflight (serving_preflight.h) before the first.
+  ResourceLimits vetted;
+  vetted.enforce = false;
+  SimulationOptions options{run.workload.decode_steps, 0, vetted};
+  if (run.offload()) options.access_store = access_store;
+  Simulation sim(run, options);
   const RunResult r = sim.run();
   double time = 0.0;
   double util = 0.0;
@@ -125,22 +120,32 @@ StepPoint measure_point(const Scenario& base, bool offload, std::int64_t batch, 
   return {time / static_cast<double>(r.step_time.size()), samples > 0 ? util / samples : 0.0};
 }
 
+StepModelRuns step_model_runs(const Scenario& s, const ServingMemory& memory, const TableGrid& grid) {
+  const auto table = [&](bool offload) {
+    std::vector<DecodeRun> runs;
+    for (auto b : grid.batches) {
+      for (auto c : grid.contexts) runs.push_back(table_point_run(s, offload, b, c, s.serving->table.steps));
+    }
+    return runs;
+  };
+  StepModelRuns r;
+  if (memory.offload()) r.offload = table(true);
+  if (!memory.offload() || memory.fallback_possible()) r.gpu = table(false);
+  return r;
+}
+
 StepModel build_step_model(const Scenario& s, const ServingMemory& memory, const TableGrid& grid) {
   const TempDir store;
-  const auto table = [&](bool offload) {
+  const auto table = [&](const std::vector<DecodeRun>& runs) {
     std::vector<StepPoint> points;
-    for (auto b : grid.batches) {
-      for (auto c : grid.contexts) points.push_back(measure_point(s, offload, b, c, s.serving->table.steps, store.path));
-    }
+    points.reserve(runs.size());
+    for (const DecodeRun& run : runs) points.push_back(measure_point(run, store.path));
     return StepTable(grid.batches, grid.contexts, std::move(points));
   };
+  const StepModelRuns runs = step_model_runs(s, memory, grid);
   StepModel m;
-  if (memory.offload()) {
-    m.offload = table(true);
-    if (memory.fallback_possible()) m.gpu = table(false);
-  } else {
-    m.gpu = table(false);
-  }
+  if (!runs.offload.empty()) m.offload = table(runs.offload);
+  if (!runs.gpu.empty()) m.gpu = table(runs.gpu);
   return m;
 }
 
@@ -166,19 +171,23 @@ TableGrid prefill_table_grid(const Scenario& s, const std::vector<Request>& requ
   return g;
 }
 
+std::vector<PrefillRun> prefill_table_runs(const Scenario& s, const TableGrid& grid) {
+  std::vector<PrefillRun> runs;
+  runs.reserve(grid.batches.size() * grid.contexts.size());
+  for (const std::int64_t tokens : grid.batches) {
+    for (const std::int64_t prompt : grid.contexts) runs.push_back(prefill_instance_run(s, tokens, prompt));
+  }
+  return runs;
+}
+
 StepTable build_prefill_table(const Scenario& s, const TableGrid& grid) {
   std::vector<StepPoint> points;
-  points.reserve(grid.batches.size() * grid.contexts.size());
-  for (const std::int64_t tokens : grid.batches) {
-    for (const std::int64_t prompt : grid.contexts) {
-      const Scenario instance = prefill_instance_scenario(s, tokens, prompt);
-      // Every run of the table passed serving's preflight (serving_preflight.h) before the first.
-      ResourceLimits vetted;
-      vetted.enforce = false;
-      Simulation sim(instance, SimulationOptions(1, 0, vetted));
-      const RunResult r = sim.run();
-      points.push_back(StepPoint{r.step_time.at(0), 1.0});
-    }
+  for (const PrefillRun& run : prefill_table_runs(s, grid)) {
+    // Every run of the table passed serving's preflight (serving_preflight.h) before the first.
+    ResourceLimits vetted;
+    vetted.enforce = false;
+    Simulation sim(run, SimulationOptions(1, 0, vetted));
+    points.push_back(StepPoint{sim.run().step_time.at(0), 1.0});
   }
   return StepTable(grid.batches, grid.contexts, std::move(points));
 }
@@ -200,6 +209,10 @@ TableGrid chunk_table_grid(const Scenario& s, const std::vector<Request>& reques
   return g;
 }
 
+namespace {
+
+// The slices' batches: every other batch of the decode grid from its smallest, and its largest
+// (at least the micro-batches: each holds a request).
 std::vector<std::int64_t> chunk_slice_batches(const Scenario& s, const TableGrid& decode_grid) {
   std::vector<std::int64_t> out;
   const auto& bs = decode_grid.batches;
@@ -211,11 +224,12 @@ std::vector<std::int64_t> chunk_slice_batches(const Scenario& s, const TableGrid
   return out;
 }
 
-ChunkModel build_chunk_model(const Scenario& s, const ServingMemory& memory, const TableGrid& decode_grid,
-                             const TableGrid& grid, const std::vector<Request>& requests) {
-  const TempDir store;
+}  // namespace
+
+ChunkModelRuns chunk_model_runs(const Scenario& s, const ServingMemory& memory, const TableGrid& decode_grid,
+                                const TableGrid& grid, const std::vector<Request>& requests) {
   const bool offload = memory.offload();
-  ChunkModel m;
+  ChunkModelRuns m;
   double sum = 0.0;
   for (const auto& r : requests) sum += static_cast<double>(r.prompt_tokens) + 0.5 * static_cast<double>(r.output_tokens);
   m.context = requests.empty() ? std::max<std::int64_t>(1, s.workload.context_length)
@@ -223,17 +237,31 @@ ChunkModel build_chunk_model(const Scenario& s, const ServingMemory& memory, con
   const std::int64_t steps = s.serving->table.steps;
   const std::vector<std::int64_t> middle = {grid.contexts[grid.contexts.size() / 2]};
   for (const std::int64_t batch : chunk_slice_batches(s, decode_grid)) {
-    const std::vector<std::int64_t>& cached = m.slices.empty() ? grid.contexts : middle;
-    ChunkSlice slice;
-    slice.batch = batch;
-    slice.reference = measure_point(s, offload, batch, m.context, steps, store.path);
-    std::vector<StepPoint> points;
+    ChunkSliceRuns slice{batch, m.slices.empty() ? grid.contexts : middle, table_point_run(s, offload, batch, m.context, steps), {}};
     for (const std::int64_t tokens : grid.batches) {
-      for (const std::int64_t c : cached) {
-        points.push_back(measure_point(s, offload, batch, m.context, steps, store.path, PrefillChunk{tokens, c}));
+      for (const std::int64_t c : slice.cached) {
+        slice.points.push_back(table_point_run(s, offload, batch, m.context, steps, PrefillChunk{tokens, c}));
       }
     }
-    slice.table = StepTable(grid.batches, cached, std::move(points));
+    m.slices.push_back(std::move(slice));
+  }
+  return m;
+}
+
+ChunkModel build_chunk_model(const Scenario& s, const ServingMemory& memory, const TableGrid& decode_grid,
+                             const TableGrid& grid, const std::vector<Request>& requests) {
+  const TempDir store;
+  const ChunkModelRuns runs = chunk_model_runs(s, memory, decode_grid, grid, requests);
+  ChunkModel m;
+  m.context = runs.context;
+  for (const ChunkSliceRuns& r : runs.slices) {
+    ChunkSlice slice;
+    slice.batch = r.batch;
+    slice.reference = measure_point(r.reference, store.path);
+    std::vector<StepPoint> points;
+    points.reserve(r.points.size());
+    for (const DecodeRun& run : r.points) points.push_back(measure_point(run, store.path));
+    slice.table = StepTable(grid.batches, r.cached, std::move(points));
     m.slices.push_back(std::move(slice));
   }
   return m;

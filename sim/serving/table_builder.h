@@ -16,7 +16,7 @@
 #include <optional>
 #include <vector>
 
-#include "sim/config/scenario.h"
+#include "sim/config/run_request.h"
 #include "sim/serving/arrivals.h"
 #include "sim/serving/serving_memory.h"
 #include "sim/serving/step_table.h"
@@ -33,19 +33,31 @@ struct TableGrid {
 // middle when they differ by more than 25%).
 [[nodiscard]] TableGrid table_grid(const Scenario& s, const ServingMemory& memory, const std::vector<Request>& requests);
 
+// A grid point as the decode run that prices it: the scenario's system with every GPU at `batch`
+// requests of `context` cached tokens for `steps` steps, memory unbounded (MemoryBound::unbounded),
+// every request offloaded or none. `chunk`: every step also prefills this prompt chunk per GPU
+// (workload.prefill_chunk).
+[[nodiscard]] DecodeRun table_point_run(const Scenario& s, bool offload, std::int64_t batch, std::int64_t context,
+                                        std::int64_t steps, std::optional<PrefillChunk> chunk = std::nullopt);
+
 // One point: mean step time and utilisation (busy compute over the step, mean over GPUs and
 // steps: GEMMs, attention, indexer, norms, elementwise and collectives; not the waits for
-// fetches, the host time or the idle) of `steps` decode steps.
-// `access_store` (offload, optional): where points that differ only in batch share their cache
-// simulation (sim/engine/access_store.h): its result does not depend on the batch.
-// `chunk`: every step also prefills this prompt chunk per GPU (workload.prefill_chunk).
-[[nodiscard]] StepPoint measure_point(const Scenario& s, bool offload, std::int64_t batch, std::int64_t context,
-                                      std::int64_t steps, const std::filesystem::path& access_store = {},
-                                      std::optional<PrefillChunk> chunk = std::nullopt);
+// fetches, the host time or the idle) of the run's decode steps, run without resource limits (serving's
+// preflight vetted the table). `access_store` (offload, optional): where points that differ only in
+// batch share their cache simulation (sim/engine/access_store.h): its result does not depend on the batch.
+[[nodiscard]] StepPoint measure_point(const DecodeRun& run, const std::filesystem::path& access_store = {});
 
-// Every point of the grid, offloaded (and GPU-only when memory protection can keep requests so);
-// the offload points share one cache simulation per context through an access store in a
-// private temporary directory, removed afterwards.
+// The runs of a step model, each table's points batch-major: offloaded when the scenario offloads,
+// and GPU-only when memory protection can keep requests so (or the scenario does not offload).
+// What build_step_model runs and serving's preflight prices.
+struct StepModelRuns {
+  std::vector<DecodeRun> offload;
+  std::vector<DecodeRun> gpu;
+};
+[[nodiscard]] StepModelRuns step_model_runs(const Scenario& s, const ServingMemory& memory, const TableGrid& grid);
+
+// Every run of step_model_runs measured; the offload points share one cache simulation per context
+// through an access store in a private temporary directory, removed afterwards.
 [[nodiscard]] StepModel build_step_model(const Scenario& s, const ServingMemory& memory, const TableGrid& grid);
 
 // The prefill step table of a disaggregated run (prefill_pool.h): step time at (tokens per GPU,
@@ -53,16 +65,31 @@ struct TableGrid {
 // to serving.prefill.tokens_per_gpu (and it); prompt lengths: the shortest and longest prompt and
 // geometric points between them at most a factor 2 apart.
 [[nodiscard]] TableGrid prefill_table_grid(const Scenario& s, const std::vector<Request>& requests);
+// Its runs, tokens-major: one prefill instance (prefill_instance_run) per point.
+[[nodiscard]] std::vector<PrefillRun> prefill_table_runs(const Scenario& s, const TableGrid& grid);
 [[nodiscard]] StepTable build_prefill_table(const Scenario& s, const TableGrid& grid);
 
 // The chunk model of a colocated run (step_table.h ChunkModel): chunk tokens per GPU 256, 512, ...
 // up to serving.prefill.tokens_per_gpu (and it); cached tokens 0 and from the budget up to the
-// longest prompt, at most a factor 2 apart. Its slices (chunk_slice_batches): every other batch of
-// the decode table's grid from its smallest, and its largest; every point at the requests' mean
-// context (prompt plus half the output), in the scenario's cache mode (all offloaded under ESS),
-// sharing one cache simulation.
+// longest prompt, at most a factor 2 apart. Its slices: every other batch of the decode table's
+// grid from its smallest, and its largest; the first slice at every cached point, the others at
+// the middle one; every point at the requests' mean context (prompt plus half the output), in the
+// scenario's cache mode (all offloaded under ESS), sharing one cache simulation.
 [[nodiscard]] TableGrid chunk_table_grid(const Scenario& s, const std::vector<Request>& requests);
-[[nodiscard]] std::vector<std::int64_t> chunk_slice_batches(const Scenario& s, const TableGrid& decode_grid);
+// The chunk model's runs: per slice a reference step without a chunk, then its chunk points
+// (tokens-major over `cached`).
+struct ChunkSliceRuns {
+  std::int64_t batch = 1;
+  std::vector<std::int64_t> cached;
+  DecodeRun reference;
+  std::vector<DecodeRun> points;
+};
+struct ChunkModelRuns {
+  std::int64_t context = 1;  // every run's
+  std::vector<ChunkSliceRuns> slices;
+};
+[[nodiscard]] ChunkModelRuns chunk_model_runs(const Scenario& s, const ServingMemory& memory, const TableGrid& decode_grid,
+                                              const TableGrid& grid, const std::vector<Request>& requests);
 [[nodiscard]] ChunkModel build_chunk_model(const Scenario& s, const ServingMemory& memory, const TableGrid& decode_grid,
                                            const TableGrid& grid, const std::vector<Request>& requests);
 

@@ -282,7 +282,7 @@ FitAdvice fit_advice(const std::string& scenario, const std::vector<std::string>
   const auto fits = [&](const std::vector<std::string>& extra, std::int64_t* batch = nullptr) {
     try {
       const Scenario t = load_with(scenario, concat(overrides, extra));
-      const std::int64_t b = resolve_batch(t);
+      const std::int64_t b = resolve_batch(decode_run(t));
       if (batch != nullptr) *batch = b;
       return true;
     } catch (const CapacityError&) {
@@ -292,7 +292,7 @@ FitAdvice fit_advice(const std::string& scenario, const std::vector<std::string>
     }
   };
   try {
-    a.batch_per_gpu = resolve_batch(s);
+    a.batch_per_gpu = resolve_batch(decode_run(s));
     a.fits = true;
     return a;
   } catch (const CapacityError& e) {

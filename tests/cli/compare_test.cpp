@@ -85,7 +85,8 @@ const json& metric(const json& report, const std::string& name) {
 // The selections of a few steps, layers and requests, from the synthetic access model built as
 // Simulation::run builds it (sim/engine/simulation.cpp).
 std::vector<std::vector<std::int64_t>> selections(const ess::Scenario& scenario) {
-  const ess::DecodeStepBuilder builder(scenario, scenario.workload.batch_per_gpu.value_or(1),
+  const ess::DecodeRun run = ess::decode_run(scenario);
+  const ess::DecodeStepBuilder builder(run, scenario.workload.batch_per_gpu.value_or(1),
                                        scenario.workload.batch_per_gpu.value_or(1));
   ess::SyntheticAccessParams params;
   params.layers = builder.layer_count();

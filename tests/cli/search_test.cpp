@@ -46,7 +46,7 @@ double metric(const ess::PointOutcome& o, const char* pointer) {
 TEST_CASE("max-batch finds the batch a brute-force scan of every batch finds", "[search]") {
   ScratchDir dir("ess-search");
   const auto c = context(dir);
-  const std::int64_t most = ess::resolve_batch(ess::load_scenario(kScenario, {ess::parse_override("workload.batch_per_gpu=max")}));
+  const std::int64_t most = ess::resolve_batch(ess::decode_run(ess::load_scenario(kScenario, {ess::parse_override("workload.batch_per_gpu=max")})));
   REQUIRE(most >= 8);
   std::vector<double> p99(static_cast<std::size_t>(most) + 1);
   std::vector<double> tpot(static_cast<std::size_t>(most) + 1);
@@ -132,7 +132,7 @@ TEST_CASE("fit advice: each suggestion fits, the scenario as given does not", "[
     std::vector<ess::Override> overrides;
     for (const auto& set : one_node) overrides.push_back(ess::parse_override(set));
     for (const auto& set : s.sets) overrides.push_back(ess::parse_override(set));
-    CHECK_NOTHROW(ess::resolve_batch(ess::load_scenario(ess128, overrides)));
+    CHECK_NOTHROW(ess::resolve_batch(ess::decode_run(ess::load_scenario(ess128, overrides))));
   }
   const ess::FitAdvice fine = ess::fit_advice(kScenario, {}, 8);
   CHECK(fine.fits);

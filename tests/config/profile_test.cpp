@@ -47,10 +47,6 @@ std::string scenario_text(const json& hardware_section) {
   return doc.dump(2);
 }
 
-void write_file(const std::filesystem::path& path, const std::string& text) {
-  std::filesystem::create_directories(path.parent_path());
-  std::ofstream(path, std::ios::binary) << text;
-}
 
 // Runs a block in another working directory, restoring the old one at scope exit.
 class InDirectory {
@@ -86,7 +82,7 @@ TEST_CASE("names_a_file: a path has a slash or ends in .json", "[profile]") {
 TEST_CASE("a scenario's hardware profile is read next to the scenario, with overrides", "[profile]") {
   const ess::test::TempDir dir;
   const auto profile = dir.path() / "prof.json";
-  write_file(profile, profile_text(h200_hardware("my-h200", "300GB/s")));
+  ess::test::write_text(profile, profile_text(h200_hardware("my-h200", "300GB/s")));
   const auto scenario = dir.write("scenario.json", scenario_text({{"profile", "prof.json"}, {"nodes", 2}}));
   const Scenario s = ess::load_scenario(scenario.string());
   CHECK(s.hardware.name == "my-h200");
@@ -106,12 +102,12 @@ TEST_CASE("a relative profile path resolves against the scenario's folder, not t
           "[profile]") {
   const ess::test::TempDir dir;
   // dir/p/prof.json is the profile the scenario means: NVLink 300GB/s.
-  write_file(dir.path() / "p" / "prof.json", profile_text(h200_hardware("right", "300GB/s")));
+  ess::test::write_text(dir.path() / "p" / "prof.json", profile_text(h200_hardware("right", "300GB/s")));
   // A decoy that "../p/prof.json" names from the working directory dir/decoy/cwd: NVLink 111GB/s.
-  write_file(dir.path() / "decoy" / "p" / "prof.json", profile_text(h200_hardware("decoy", "111GB/s")));
+  ess::test::write_text(dir.path() / "decoy" / "p" / "prof.json", profile_text(h200_hardware("decoy", "111GB/s")));
   std::filesystem::create_directories(dir.path() / "decoy" / "cwd");
   const auto scenario = dir.path() / "s" / "scenario.json";
-  write_file(scenario, scenario_text({{"profile", "../p/prof.json"}}));
+  ess::test::write_text(scenario, scenario_text({{"profile", "../p/prof.json"}}));
   const InDirectory cwd(dir.path() / "decoy" / "cwd");
   const Scenario s = ess::load_scenario(scenario.string());
   CHECK(s.hardware.name == "right");
@@ -125,7 +121,7 @@ TEST_CASE("a relative profile path resolves against the scenario's folder, not t
 TEST_CASE("profile errors: missing file, no schema, no hardware object, profile plus preset", "[profile][errors]") {
   const ess::test::TempDir dir;
   const auto good = dir.path() / "prof.json";
-  write_file(good, profile_text(h200_hardware("p", "300GB/s")));
+  ess::test::write_text(good, profile_text(h200_hardware("p", "300GB/s")));
   SECTION("a missing profile names the scenario's key and the resolved path") {
     const auto scenario = dir.write("s.json", scenario_text({{"profile", "nope.json"}}));
     const std::string resolved = (dir.path() / "nope.json").string();
@@ -135,7 +131,7 @@ TEST_CASE("profile errors: missing file, no schema, no hardware object, profile 
   }
   SECTION("a file without the profile schema (e.g. a hardware preset file) is not a profile") {
     const auto preset_file = dir.path() / "preset.json";
-    write_file(preset_file, h200_hardware("p", "300GB/s").dump());
+    ess::test::write_text(preset_file, h200_hardware("p", "300GB/s").dump());
     const auto scenario = dir.write("s.json", scenario_text({{"profile", "preset.json"}}));
     CHECK_THROWS_MATCHES(ess::load_scenario(scenario.string()), ConfigError,
                          config_error("profile " + preset_file.string(), "/schema",
@@ -143,14 +139,14 @@ TEST_CASE("profile errors: missing file, no schema, no hardware object, profile 
   }
   SECTION("a profile without a hardware object") {
     const auto bare = dir.path() / "bare.json";
-    write_file(bare, R"({"schema": "ess-sim/hardware-profile/v1", "name": "bare"})");
+    ess::test::write_text(bare, R"({"schema": "ess-sim/hardware-profile/v1", "name": "bare"})");
     const auto scenario = dir.write("s.json", scenario_text({{"profile", "bare.json"}}));
     CHECK_THROWS_MATCHES(ess::load_scenario(scenario.string()), ConfigError,
                          config_error("profile " + bare.string(), "/hardware", {"\"hardware\" object"}));
   }
   SECTION("a profile that is not JSON names the profile") {
     const auto broken = dir.path() / "broken.json";
-    write_file(broken, "{\"schema\": ");
+    ess::test::write_text(broken, "{\"schema\": ");
     const auto scenario = dir.write("s.json", scenario_text({{"profile", "broken.json"}}));
     CHECK_THROWS_MATCHES(ess::load_scenario(scenario.string()), ConfigError,
                          config_error("profile " + broken.string(), "", {"invalid JSON"}));
@@ -167,7 +163,7 @@ TEST_CASE("profile errors: missing file, no schema, no hardware object, profile 
   }
   SECTION("a bad value inside the profile names the profile; a bad override names the scenario") {
     const auto bad = dir.path() / "bad.json";
-    write_file(bad, profile_text(h200_hardware("bad", "-1GB/s")));
+    ess::test::write_text(bad, profile_text(h200_hardware("bad", "-1GB/s")));
     const auto scenario = dir.write("s.json", scenario_text({{"profile", "bad.json"}}));
     CHECK_THROWS_MATCHES(ess::load_scenario(scenario.string()), ConfigError,
                          config_error("profile " + bad.string(), "/hardware/nvlink/bandwidth", {"must be in [1MB/s, 1000000TB/s]"}));
@@ -180,7 +176,7 @@ TEST_CASE("profile errors: missing file, no schema, no hardware object, profile 
 TEST_CASE("load_hardware_preset reads a profile given by path", "[profile]") {
   const ess::test::TempDir dir;
   const auto path = dir.path() / "sub" / "prof.json";
-  write_file(path, profile_text(h200_hardware("by-path", "250GB/s")));
+  ess::test::write_text(path, profile_text(h200_hardware("by-path", "250GB/s")));
   const ess::Hardware hw = ess::load_hardware_preset(path.string());
   CHECK(hw.name == "by-path");
   CHECK(hw.nvlink.bandwidth.value() == 250e9);

@@ -79,9 +79,10 @@ struct Outcome {
 Outcome compare(const ess::Scenario& s, bool one_token = false, std::int64_t context_shift = 0) {
   Outcome o;
   CostCommand cost(s.hardware.name);
-  const std::int64_t batch = ess::resolve_batch(s);
-  const bool offload = s.cache.mode == ess::CacheMode::offload;
-  const ess::DecodeStepBuilder builder(s, batch, offload ? batch : 0);
+  const ess::DecodeRun run = ess::decode_run(s);
+  const std::int64_t batch = ess::resolve_batch(run);
+  const bool offload = run.offload();
+  const ess::DecodeStepBuilder builder(run, batch, offload ? batch : 0);
   const std::vector<ess::LayerAccess> access(static_cast<std::size_t>(builder.layer_count()), kAccess);
   ess::Rng rng(7);
   const ess::StepPlan plan = builder.build(0, rng, offload ? &access : nullptr);

@@ -35,9 +35,10 @@ const std::string kRoot = ESS_SOURCE_DIR;
 // the fetch stages exist).
 std::vector<std::string> mismatches(const ess::Scenario& s, const std::vector<WeightGemm>& list) {
   std::vector<std::string> out;
-  const std::int64_t batch = ess::resolve_batch(s);
-  const bool offload = s.cache.mode == ess::CacheMode::offload;
-  const ess::DecodeStepBuilder builder(s, batch, offload ? batch : 0);
+  const ess::DecodeRun run = ess::decode_run(s);
+  const std::int64_t batch = ess::resolve_batch(run);
+  const bool offload = run.offload();
+  const ess::DecodeStepBuilder builder(run, batch, offload ? batch : 0);
   const std::vector<ess::LayerAccess> access(static_cast<std::size_t>(builder.layer_count()),
                                              ess::LayerAccess{100.0, 0.0, 1948.0, 40.0, 100.0});
   const int tp = s.parallelism.tensor_parallel;

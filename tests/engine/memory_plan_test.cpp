@@ -19,14 +19,14 @@ TEST_CASE("Llama-2-7B weights are its 6,738,415,616 parameters in fp16") {
   // = 202,383,360; x 32 layers + embedding and LM head 2 x 32000 x 4096 + final norm 4096
   // = 6,738,415,616 (the parameter count Hugging Face reports). x 2 bytes:
   const auto s = bundled_scenario("llama2-7b-a100-decode");
-  CHECK(ess::weight_bytes_per_gpu(s).value() == 13476831232.0);
+  CHECK(ess::weight_bytes_per_gpu(ess::decode_run(s)).value() == 13476831232.0);
 }
 
 TEST_CASE("Llama-2-7B KV cache: 2 x 32 heads x 128 x 2 B per token per layer") {
   // 512 context + 16 steps x depth 1 = 528 tokens; 32 layers x 528 x 16,384 B = 276,824,064 B.
   const auto s = bundled_scenario("llama2-7b-a100-decode");
-  CHECK(ess::cache_tokens(s) == 528);
-  const auto b = ess::plan_memory(s, 1);
+  CHECK(ess::cache_tokens(ess::decode_run(s)) == 528);
+  const auto b = ess::plan_memory(ess::decode_run(s), 1);
   CHECK(b.line("kv_cache").value() == 276824064.0);
 }
 
@@ -42,7 +42,7 @@ TEST_CASE("DeepSeek-V3.2-Exp on 8 x H200 with EP8 holds 103.48 GB of weights per
   // LM head 2 x 129280 x 7168 x 2 B: 62 x 201,591,232 + 3 x 396,472,832 + 59 x 1,457,365,504
   // + 102,814,208 + 3,706,730,496 = 103,482,184,320 B.
   const auto s = bundled_scenario("dsv32-baseline-32k");
-  CHECK(ess::weight_bytes_per_gpu(s).value() == 103482184320.0);
+  CHECK(ess::weight_bytes_per_gpu(ess::decode_run(s)).value() == 103482184320.0);
 }
 
 TEST_CASE("the largest DeepSeek-V3.2-Exp batch at 32K on an H200 is 18 requests per GPU") {
@@ -51,25 +51,25 @@ TEST_CASE("the largest DeepSeek-V3.2-Exp batch at 32K on an H200 is 18 requests 
   // One request caches 32768 + 16 x 2 = 32,800 tokens x 62 layers x (656 + 132) B = 1,602,489,600 B.
   // 18 requests: 28,844,812,800 B + activations (tens of MB) fits; 19: 30,447,302,400 does not.
   const auto s = bundled_scenario("dsv32-baseline-32k");
-  CHECK(ess::resolve_batch(s) == 18);
-  const auto b = ess::plan_memory(s, 18);
+  CHECK(ess::resolve_batch(ess::decode_run(s)) == 18);
+  const auto b = ess::plan_memory(ess::decode_run(s), 18);
   CHECK(b.line("latent_cache").value() == 18.0 * 32800 * 62 * 656);
   CHECK(b.line("indexer_cache").value() == 18.0 * 32800 * 62 * 132);
   CHECK(b.fits());
-  CHECK_FALSE(ess::plan_memory(s, 19).fits());
+  CHECK_FALSE(ess::plan_memory(ess::decode_run(s), 19).fits());
 }
 
 TEST_CASE("the largest DeepSeek-V3.2-Exp batch at 128K on an H200 is 4 requests per GPU") {
   // One request: (131072 + 32) x 62 x 788 B = 6,405,409,088 B; 4 of them 25.6 GB fit in the
   // 30.05 GB left, 5 (32.0 GB) do not.
   const auto s = bundled_scenario("dsv32-baseline-128k");
-  CHECK(ess::resolve_batch(s) == 4);
+  CHECK(ess::resolve_batch(ess::decode_run(s)) == 4);
 }
 
 TEST_CASE("the memory lines and the free memory add up to the HBM capacity") {
   for (const char* name : {"dsv32-baseline-32k", "dsv32-baseline-128k", "llama2-7b-a100-decode"}) {
     const auto s = bundled_scenario(name);
-    const auto b = ess::plan_memory(s, ess::resolve_batch(s));
+    const auto b = ess::plan_memory(ess::decode_run(s), ess::resolve_batch(ess::decode_run(s)));
     ess::Bytes sum = b.free();
     for (const auto& l : b.lines) {
       CHECK(l.bytes.value() >= 0.0);
@@ -82,15 +82,15 @@ TEST_CASE("the memory lines and the free memory add up to the HBM capacity") {
 
 TEST_CASE("memory grows with the batch, and a batch that does not fit is an error with the budget") {
   const auto s = bundled_scenario("dsv32-baseline-32k", {"workload.batch_per_gpu=64"});
-  CHECK(ess::plan_memory(s, 2).used() > ess::plan_memory(s, 1).used());
-  CHECK_THROWS_AS(ess::resolve_batch(s), ess::CapacityError);
-  CHECK_THROWS_WITH(ess::resolve_batch(s), Catch::Contains("batch_per_gpu 64 does not fit") &&
+  CHECK(ess::plan_memory(ess::decode_run(s), 2).used() > ess::plan_memory(ess::decode_run(s), 1).used());
+  CHECK_THROWS_AS(ess::resolve_batch(ess::decode_run(s)), ess::CapacityError);
+  CHECK_THROWS_WITH(ess::resolve_batch(ess::decode_run(s)), Catch::Contains("batch_per_gpu 64 does not fit") &&
                                                Catch::Contains("latent_cache") && Catch::Contains("does not fit)"));
 }
 
 TEST_CASE("a model whose weights do not fit reports that not even one request fits") {
   const auto s = bundled_scenario("dsv32-baseline-32k", {"parallelism.expert_parallel=1"});
-  CHECK_THROWS_WITH(ess::resolve_batch(s), Catch::Contains("not even one request") && Catch::Contains("weights"));
+  CHECK_THROWS_WITH(ess::resolve_batch(ess::decode_run(s)), Catch::Contains("not even one request") && Catch::Contains("weights"));
 }
 
 TEST_CASE("MLA's latent cache is not split by tensor parallelism, GQA's KV heads are") {
@@ -102,8 +102,8 @@ TEST_CASE("MLA's latent cache is not split by tensor parallelism, GQA's KV heads
   doc["parallelism"] = {{"attention_dp", 1}, {"tensor_parallel", 2}};
   const auto tp = load(doc);
   // 1001 tokens x 1 layer x 2 x 8 kv heads x 128 x 2 B = 4,100,096 B; under TP2 each GPU holds 4 heads.
-  CHECK(ess::kv_cache_bytes_per_request(dp, 1001).value() == 4100096.0);
-  CHECK(ess::kv_cache_bytes_per_request(tp, 1001).value() == 2050048.0);
+  CHECK(ess::kv_cache_bytes_per_request(ess::decode_run(dp), 1001).value() == 4100096.0);
+  CHECK(ess::kv_cache_bytes_per_request(ess::decode_run(tp), 1001).value() == 2050048.0);
 }
 
 TEST_CASE("memory protection: above 90% of a socket's memory, requests stay GPU-only") {
@@ -112,15 +112,15 @@ TEST_CASE("memory protection: above 90% of a socket's memory, requests stay GPU-
   // memory; 90% of 1 TB holds floor(9e11 / 5,331,611,136) = 168 of them per socket, shared by 4
   // GPUs: 42 per GPU. Of a batch of 54, 12 per GPU stay GPU-only.
   const auto s = bundled_scenario("dsv32-ess-128k", {"hardware.cpu.dram_capacity_per_socket=1TB"});
-  const auto p = ess::place_requests(s, 54);
+  const auto p = ess::place_requests(ess::decode_run(s), 54);
   CHECK(p.offloaded == 42);
   CHECK(p.fallback == 12);
   CHECK(p.host_latent_per_socket.value() == 42.0 * 4 * 5331611136.0);
   // Their whole latent caches then land in HBM, and the batch no longer fits.
-  const auto b = ess::plan_memory(s, 54);
+  const auto b = ess::plan_memory(ess::decode_run(s), 54);
   CHECK(b.line("latent_cache").value() == 12.0 * 5331611136.0);
   CHECK_FALSE(b.fits());
-  CHECK_THROWS_WITH(ess::resolve_batch(s), Catch::Contains("GPU-only requests"));
+  CHECK_THROWS_WITH(ess::resolve_batch(ess::decode_run(s)), Catch::Contains("GPU-only requests"));
 }
 
 TEST_CASE("offload keeps a pool per request and layer on the GPU and the whole indexer cache") {
@@ -128,7 +128,7 @@ TEST_CASE("offload keeps a pool per request and layer on the GPU and the whole i
   // per request; 160 requests: 44,800,372,800 B. The indexer cache stays whole: 160 x 32,784 x 62
   // x 132 B = 42,926,426,880 B.
   const auto s = bundled_scenario("dsv32-ess-32k");
-  const auto b = ess::plan_memory(s, 160);
+  const auto b = ess::plan_memory(ess::decode_run(s), 160);
   CHECK(b.placement.pool_entries == 6885);
   CHECK(b.placement.fallback == 0);
   CHECK(b.line("latent_pool").value() == 160.0 * 6885 * 62 * 656);
@@ -140,7 +140,7 @@ TEST_CASE("with an NVMe tier, what host memory cannot hold spills to NVMe instea
   const auto s = bundled_scenario("dsv32-ess-128k", {"hardware.cpu.dram_capacity_per_socket=1TB",
                                             "cache.nvme.capacity=8TB", "cache.nvme.bandwidth=12GB/s",
                                             "cache.nvme.latency=80us"});
-  const auto p = ess::place_requests(s, 54);
+  const auto p = ess::place_requests(ess::decode_run(s), 54);
   CHECK(p.fallback == 0);
   CHECK(p.offloaded == 54);
   // Wanted per socket 54 x 4 x 5,331,611,136 = 1,151,628,005,376 B; host keeps 9e11, the rest
@@ -160,6 +160,6 @@ TEST_CASE("a prefill chunk's activations join the step's: its tokens through eve
   const auto plain = bundled_scenario("dsv32-baseline-32k", {"workload.batch_per_gpu=4"});
   const auto mixed = bundled_scenario("dsv32-baseline-32k",
                                       {"workload.batch_per_gpu=4", "workload.prefill_chunk={\"tokens\":4096,\"cached\":16384}"});
-  const double extra = ess::plan_memory(mixed, 4).line("activations").value() - ess::plan_memory(plain, 4).line("activations").value();
+  const double extra = ess::plan_memory(ess::decode_run(mixed), 4).line("activations").value() - ess::plan_memory(ess::decode_run(plain), 4).line("activations").value();
   CHECK(extra == Approx(2768757760.0));
 }

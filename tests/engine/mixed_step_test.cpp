@@ -48,8 +48,10 @@ TEST_CASE("a prompt chunk adds its attention core beside decode attention and it
   const ess::Scenario mixed = load(doc);
   ess::Rng rng_a(1);
   ess::Rng rng_b(1);
-  const ess::StepPlan p0 = ess::DecodeStepBuilder(plain, 4).build(0, rng_a);
-  const ess::StepPlan p1 = ess::DecodeStepBuilder(mixed, 4).build(0, rng_b);
+  const ess::DecodeRun plain_run = ess::decode_run(plain);
+  const ess::DecodeRun mixed_run = ess::decode_run(mixed);
+  const ess::StepPlan p0 = ess::DecodeStepBuilder(plain_run, 4).build(0, rng_a);
+  const ess::StepPlan p1 = ess::DecodeStepBuilder(mixed_run, 4).build(0, rng_b);
   CHECK(mixed_find_op(p0, ess::opname::prefill_attention) == nullptr);
   const ess::Op* causal = mixed_find_op(p1, ess::opname::prefill_attention);
   REQUIRE(causal != nullptr);

@@ -40,12 +40,12 @@ TEST_CASE("MoE with tensor-parallel attention: experts split or sharded over the
 TEST_CASE("MoE layouts differ in the expert weights each GPU holds") {
   // Split (ep = tp = 2): one whole expert per GPU. Sharded (ep 1): half of each of the 2 experts.
   // Both hold the same bytes here; against DP attention + EP2 (tp 1) the attention weights differ.
-  const auto split = ess::weight_bytes_per_gpu(load(tp_moe(2, 2, 2)));
-  const auto sharded = ess::weight_bytes_per_gpu(load(tp_moe(2, 2, 1)));
+  const auto split = ess::weight_bytes_per_gpu(ess::decode_run(load(tp_moe(2, 2, 2))));
+  const auto sharded = ess::weight_bytes_per_gpu(ess::decode_run(load(tp_moe(2, 2, 1))));
   CHECK(split.value() == Approx(sharded.value()).epsilon(1e-12));
   // On 4 GPUs TP4 EP1 holds a quarter of each expert; TP4 EP4 would need 4 experts (2 routed
   // cannot split over 4 GPUs without redundant copies): refused with the reason.
-  CHECK(ess::weight_bytes_per_gpu(load(tp_moe(4, 4, 1))).value() < sharded.value());
+  CHECK(ess::weight_bytes_per_gpu(ess::decode_run(load(tp_moe(4, 4, 1)))).value() < sharded.value());
   CHECK_THROWS_WITH(load(tp_moe(4, 4, 4)), Catch::Contains("routed experts"));
 }
 

@@ -113,7 +113,8 @@ TEST_CASE("prefill attention prices 2 heads key_pairs (qk + v) FLOPs and rejects
 
 TEST_CASE("a prefill step runs causal attention, no decode attention, and the LM head once per prompt") {
   const ess::Scenario s = load(prefill_scenario(one_layer_model(false), 1, 1, 4, 12));
-  const ess::PrefillStepBuilder builder(s);
+  const ess::PrefillRun run = ess::prefill_run(s);
+  const ess::PrefillStepBuilder builder(run);
   ess::Rng rng(1);
   const auto pieces = ess::whole_prompts(12, 4);
   const ess::StepPlan plan = builder.build(0, pieces, rng);
@@ -138,7 +139,8 @@ TEST_CASE("the prefill all-to-all sends a token once per remote node and holds i
   // 2 nodes of 2 GPUs, EP4, top-4 of 4 experts: every token goes to all 4 GPUs, 2 of them remote.
   nlohmann::json doc = prefill_scenario(four_expert_model(), 2, 2, 8, 8);
   const ess::Scenario s = load(doc);
-  const ess::StepBlocks blocks(s);
+  const ess::PrefillRun run = ess::prefill_run(s);
+  const ess::StepBlocks blocks(run);
   const std::int64_t T = 8;
   const double copy = ess::dispatch_bytes_per_copy(4096).value();
   for (const auto dedup : {ess::AlltoallDedup::per_copy, ess::AlltoallDedup::per_node}) {
@@ -154,7 +156,8 @@ TEST_CASE("the prefill all-to-all sends a token once per remote node and holds i
   // Without the GPU's SM count the share cannot be told: the error names both fields.
   doc["hardware"]["gpu"].erase("sm_count");
   const ess::Scenario no_sms = load(doc);
-  const ess::StepBlocks unsized(no_sms);
+  const ess::PrefillRun no_sms_run = ess::prefill_run(no_sms);
+  const ess::StepBlocks unsized(no_sms_run);
   std::vector<ess::GpuStepPlan> gpus(4);
   ess::Rng rng(3);
   CHECK_THROWS_WITH(unsized.add_moe(gpus, 0, T, rng, ess::AlltoallDedup::per_node),
@@ -168,7 +171,8 @@ TEST_CASE("sampled routing keeps the expected load: rows and bytes within a few 
   nlohmann::json doc = prefill_scenario(model, 4, 1, 8192, 8192);
   doc["workload"] = {{"expert_skew", 1.0}, {"expert_drift", 0.1}};
   const ess::Scenario s = load(doc);
-  const ess::StepBlocks blocks(s);
+  const ess::PrefillRun run = ess::prefill_run(s);
+  const ess::StepBlocks blocks(run);
   const auto total = [](const std::vector<ess::GpuStepPlan>& gpus, std::string_view op) {
     double sum = 0.0;
     for (const auto& g : gpus) {
@@ -284,7 +288,7 @@ TEST_CASE("commands that work on decode steps refuse a prefill scenario and say 
   CHECK_THROWS_WITH(ess::require_decode_scenario(s, "a sweep"),
                     Catch::Contains("/prefill") && Catch::Contains("a sweep") && Catch::Contains("cost prefill"));
   // Preflight (what `check` and `compare` run) prices a prefill scenario's first step instead.
-  const ess::Preflight p = ess::preflight(s, 0, 0, ess::ResourceLimits{});
+  const ess::Preflight p = ess::preflight(ess::run_request(s), 0, 0, ess::ResourceLimits{});
   CHECK(p.steps == 1);
   CHECK(p.batch_per_gpu == 0);
 }
@@ -293,7 +297,8 @@ TEST_CASE("the normal all-to-all's tokens are permuted into expert rows before t
   // 2 GPUs of 2 experts each, every token picks all 4: each GPU receives all 2 x 1024 tokens once
   // and holds 2 expert rows of each.
   const ess::Scenario s = load(prefill_scenario(four_expert_model(), 2, 1, 1024, 1024));
-  const ess::StepBlocks blocks(s);
+  const ess::PrefillRun run = ess::prefill_run(s);
+  const ess::StepBlocks blocks(run);
   const auto op_of = [](const ess::GpuStepPlan& g, std::string_view name) -> const ess::Op* {
     for (const auto& seg : g.segments) {
       for (const auto& o : seg.ops) {

@@ -37,7 +37,7 @@ std::string write_trace(const std::filesystem::path& dir, const std::vector<ess:
 }
 
 ess::Preflight check(const nlohmann::json& doc, std::int64_t steps = 0) {
-  return ess::preflight(ess::test::load(doc), steps, 1, ess::ResourceLimits{});
+  return ess::preflight(ess::run_request(ess::test::load(doc)), steps, 1, ess::ResourceLimits{});
 }
 
 }  // namespace
@@ -98,7 +98,8 @@ TEST_CASE("the resource estimate grows with the GPUs, steps and trace, and a lim
                                   {"hardware", "h200-sxm"},
                                   {"parallelism", {{"attention_dp", 8}, {"expert_parallel", 8}}},
                                   {"workload", {{"batch_per_gpu", 8}, {"context_length", 32768}}}};
-  const auto s = ess::test::load(doc);
+  const auto scenario = ess::test::load(doc);
+  const auto s = ess::decode_run(scenario);
   const auto base = ess::estimate_resources(s, 8, 16, 1, 0);
   CHECK(base.memory_bytes() < 1e9);  // the bundled scale needs well under 1 GB
   CHECK(base.wall_seconds() < 60.0);
@@ -110,7 +111,7 @@ TEST_CASE("the resource estimate grows with the GPUs, steps and trace, and a lim
   big["hardware"] = {{"preset", "h200-sxm"}, {"nodes", 4096}};
   big["parallelism"] = {{"attention_dp", 32768}, {"expert_parallel", 256}};
   const auto large = ess::test::load(big);
-  CHECK_THROWS_MATCHES(ess::preflight(large, 2, 0, ess::ResourceLimits{}), ess::ResourceError,
+  CHECK_THROWS_MATCHES(ess::preflight(ess::decode_run(large), 2, 0, ess::ResourceLimits{}), ess::ResourceError,
                        Catch::Matchers::Predicate<ess::ResourceError>([](const ess::ResourceError& e) {
                          const std::string m = e.what();
                          return m.find("32768 GPUs") != std::string::npos && m.find("--allow-large") != std::string::npos;
@@ -135,8 +136,8 @@ TEST_CASE("offload estimates count the sampled requests and the warm-up windows"
   auto many = doc;
   many["cache"]["sampled_requests"] = 4096;
   many["cache"]["warmup_windows"] = 4096;
-  const auto few = ess::estimate_resources(ess::test::load(doc), 8, 16, 0, 0);
-  const auto lots = ess::estimate_resources(ess::test::load(many), 8, 16, 0, 0);
+  const auto few = ess::estimate_resources(ess::decode_run(ess::test::load(doc)), 8, 16, 0, 0);
+  const auto lots = ess::estimate_resources(ess::decode_run(ess::test::load(many)), 8, 16, 0, 0);
   CHECK(lots.memory_bytes() > few.memory_bytes() * 100);
   CHECK(lots.wall_seconds() > few.wall_seconds() * 1000);
   CHECK(lots.memory_bytes() > ess::ResourceLimits{}.memory_bytes);  // refused by default

@@ -191,26 +191,27 @@ Counting::Seen planned(const ess::GpuStepPlan& plan) {
 }
 
 void check_recorder_sees_every_op(const ess::Scenario& scenario, std::int64_t steps) {
-  ess::Preflight checked = ess::preflight(scenario, steps, 0, {});
-  const bool offload = scenario.cache.mode == ess::CacheMode::offload;
+  const ess::DecodeRun run = ess::decode_run(scenario);
+  ess::Preflight checked = ess::preflight(run, steps, 0, {});
+  const bool offload = run.offload();
   const auto& placement = checked.memory.placement;
-  const ess::DecodeStepBuilder builder(scenario, checked.batch_per_gpu, offload ? placement.offloaded : 0,
+  const ess::DecodeStepBuilder builder(run, checked.batch_per_gpu, offload ? placement.offloaded : 0,
                                        placement.cold_fraction);
   std::vector<std::vector<Counting::Seen>> expected;
   {
     // The same plans, built apart (each step has its own random stream; the cache simulation is deterministic).
-    ess::OffloadSource source(scenario, builder, steps, {}, std::move(checked.access));
+    ess::OffloadSource source(run, builder, steps, {}, std::move(checked.access));
     ess::PlanCache plans(builder, scenario.seed, builder.gpus(), source.access());
     for (int step = 0; step < steps; ++step) {
       auto& per_gpu = expected.emplace_back();
       for (const auto& g : plans.get(step).gpus) per_gpu.push_back(planned(g));
     }
   }
-  ess::Preflight again = ess::preflight(scenario, steps, 0, {});
-  ess::OffloadSource source(scenario, builder, steps, {}, std::move(again.access));
+  ess::Preflight again = ess::preflight(run, steps, 0, {});
+  ess::OffloadSource source(run, builder, steps, {}, std::move(again.access));
   ess::PlanCache plans(builder, scenario.seed, builder.gpus(), source.access());
   Counting counting;
-  (void)ess::run_engine(scenario, plans, builder.gpus(), steps, true, counting);
+  (void)ess::run_engine(run, offload, plans, steps, true, counting);
   REQUIRE(counting.seen.size() == static_cast<std::size_t>(steps * builder.gpus()));
   for (int step = 0; step < steps; ++step) {
     for (int gpu = 0; gpu < builder.gpus(); ++gpu) {

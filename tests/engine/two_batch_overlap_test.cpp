@@ -108,10 +108,10 @@ TEST_CASE("redundant experts make EP sizes that do not divide the routed experts
   const auto s = load(doc);
   CHECK(s.parallelism.redundant_experts == 2);
   // One physical expert per GPU: the weights are those of 1 expert, not of 2 / 4.
-  const auto with = ess::weight_bytes_per_gpu(s);
+  const auto with = ess::weight_bytes_per_gpu(ess::decode_run(s));
   doc["hardware"] = overhead_only_hardware(2);
   doc["parallelism"] = {{"attention_dp", 2}, {"expert_parallel", 2}};
-  CHECK(ess::weight_bytes_per_gpu(load(doc)).value() == Approx(with.value()).epsilon(1e-12));
+  CHECK(ess::weight_bytes_per_gpu(ess::decode_run(load(doc))).value() == Approx(with.value()).epsilon(1e-12));
   // Every token copy lands on one of the 4 physical experts: the run completes and every GPU
   // receives tokens over the step (16 tokens x 2 copies spread over 4 GPUs).
   auto r = ess::Simulation(s, {}).run();

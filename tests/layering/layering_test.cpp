@@ -15,23 +15,19 @@ using ess::layering::check_layers;
 
 namespace {
 
-void write_text(const fs::path& path, const std::string& text) {
-  fs::create_directories(path.parent_path());
-  std::ofstream(path) << text;
-}
 
 // A two-layer house: sim/base below models, models' library links nothing of ours.
 void small_house(const fs::path& root, const std::string& extra_rows = "") {
-  write_text(root / "README.md",
+  ess::test::write_text(root / "README.md",
              "# x\n<!-- layers -->\n| folder | layer | library | may include |\n|---|---|---|---|\n"
              "| `sim/base` | 1 | (headers only) | nothing |\n"
              "| `models` | 2 | `ess_models` | `sim/base` |\n" +
                  extra_rows +
                  "\nSimGrid headers: `sim/engine/platform.cpp`\n<!-- end of layers -->\n");
-  write_text(root / "sim/base/error.h", "#pragma once\n#include <string>\n");
-  write_text(root / "models/gemm.h", "#pragma once\n#include \"sim/base/error.h\"\n#include \"gemm_table.h\"\n");
-  write_text(root / "models/gemm_table.h", "#pragma once\n");
-  write_text(root / "models/CMakeLists.txt", "add_library(ess_models STATIC gemm.cpp)\n"
+  ess::test::write_text(root / "sim/base/error.h", "#pragma once\n#include <string>\n");
+  ess::test::write_text(root / "models/gemm.h", "#pragma once\n#include \"sim/base/error.h\"\n#include \"gemm_table.h\"\n");
+  ess::test::write_text(root / "models/gemm_table.h", "#pragma once\n");
+  ess::test::write_text(root / "models/CMakeLists.txt", "add_library(ess_models STATIC gemm.cpp)\n"
                                              "target_link_libraries(ess_models PRIVATE ess_warnings)\n");
 }
 
@@ -52,7 +48,7 @@ TEST_CASE("a house that keeps its layers passes") {
 TEST_CASE("a planted include up the layers is reported with what the folder may include") {
   const ess::test::ScratchDir dir("layering");
   small_house(dir.path());
-  write_text(dir.path() / "sim/base/rng.h", "#pragma once\n\n#include \"models/gemm.h\"\n");
+  ess::test::write_text(dir.path() / "sim/base/rng.h", "#pragma once\n\n#include \"models/gemm.h\"\n");
   const auto violations = check_layers(dir.path());
   REQUIRE(violations.size() == 1);
   CHECK(violations[0] == "sim/base/rng.h:3 includes models/gemm.h: sim/base (layer 1) may include nothing");
@@ -61,7 +57,7 @@ TEST_CASE("a planted include up the layers is reported with what the folder may 
 TEST_CASE("a planted link against the layers is reported") {
   const ess::test::ScratchDir dir("layering");
   small_house(dir.path(), "| `sim/io` | 1 | `ess_io` | `sim/base` |\n");
-  write_text(dir.path() / "sim/io/CMakeLists.txt", "add_library(ess_io STATIC a.cpp)\n"
+  ess::test::write_text(dir.path() / "sim/io/CMakeLists.txt", "add_library(ess_io STATIC a.cpp)\n"
                                                    "target_link_libraries(ess_io\n  PUBLIC ess_models)\n");
   const auto violations = check_layers(dir.path());
   REQUIRE(violations.size() == 1);
@@ -71,9 +67,9 @@ TEST_CASE("a planted link against the layers is reported") {
 TEST_CASE("SimGrid outside its files, a folder or library the table lacks, are reported") {
   const ess::test::ScratchDir dir("layering");
   small_house(dir.path());
-  write_text(dir.path() / "models/alltoall.cpp", "#include <simgrid/s4u/Engine.hpp>\n");
-  write_text(dir.path() / "sim/newroom/x.h", "#pragma once\n");
-  write_text(dir.path() / "models/more.cmake", "target_link_libraries(ess_models PUBLIC ess_unknown)\n");
+  ess::test::write_text(dir.path() / "models/alltoall.cpp", "#include <simgrid/s4u/Engine.hpp>\n");
+  ess::test::write_text(dir.path() / "sim/newroom/x.h", "#pragma once\n");
+  ess::test::write_text(dir.path() / "models/more.cmake", "target_link_libraries(ess_models PUBLIC ess_unknown)\n");
   const auto violations = check_layers(dir.path());
   REQUIRE(violations.size() == 3);
   CHECK(violations[0] == "sim/newroom/x.h: folder sim/newroom is not in README.md's layer table");
@@ -87,7 +83,7 @@ TEST_CASE("a table that allows a cycle or an include up the layers is refused") 
   CHECK_THROWS_WITH(check_layers(dir.path()), Catch::Contains("the table allows a cycle: sim/config -> sim/io -> sim/config"));
   small_house(dir.path(), "| `sim/io` | 1 | `ess_io` | `models` |\n");
   CHECK_THROWS_WITH(check_layers(dir.path()), "sim/io (layer 1) may include models of layer 2: a folder includes only its own layer or lower");
-  write_text(dir.path() / "README.md", "no table here\n");
+  ess::test::write_text(dir.path() / "README.md", "no table here\n");
   CHECK_THROWS_WITH(check_layers(dir.path()), Catch::Contains("README.md has no layer table"));
 }
 
@@ -120,7 +116,7 @@ TEST_CASE("every test area has a row in tests/README.md, and every top-level fol
   CHECK(top.empty());
   // It can fail: a planted folder with no row is named.
   const ess::test::ScratchDir scratch("layering-rows");
-  write_text(scratch.path() / "area" / "new" / "x_test.cpp", "");
-  write_text(scratch.path() / "README.md", "| `old/` | x |\n");
+  ess::test::write_text(scratch.path() / "area" / "new" / "x_test.cpp", "");
+  ess::test::write_text(scratch.path() / "README.md", "| `old/` | x |\n");
   CHECK(folders_without_row(scratch.path() / "area", scratch.path() / "README.md") == std::vector<std::string>{"new"});
 }

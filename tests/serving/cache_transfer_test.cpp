@@ -64,7 +64,7 @@ TEST_CASE("a request's transfer in the prefill pool is slowed by the ones beside
   std::vector<Request> requests;
   for (int i = 0; i < 16; ++i) requests.push_back({i, 0.0, 1000, 10});
   const StepTable table({1, 1 << 20}, {1, 1 << 30}, {{2.0, 1.0}, {2.0, 1.0}, {2.0, 1.0}, {2.0, 1.0}});
-  const PrefillPoolRun pool = run_prefill_pool(s, requests, table, memory);
+  const PrefillPoolRun pool = run_prefill_pool(s, s.serving->prefill.instances, requests, table, memory);
   const double latency = s.hardware.network.latency.value();
   for (const PrefillOutcome& o : pool.requests) {
     CHECK(o.end == 2.0);
@@ -73,7 +73,7 @@ TEST_CASE("a request's transfer in the prefill pool is slowed by the ones beside
   }
   StepModel model;
   model.gpu = test::linear_table(0.010, 0.0, 64, 0.25);
-  const ServingRun run = run_disaggregated(s, requests, model, memory, table);
+  const ServingRun run = run_disaggregated(s, requests, model, memory, table, s.serving->prefill.instances);
   const auto j = serving_json(s, run, model, memory);
   const double alone = pool.requests[0].transfer_alone_s;
   CHECK(j["prefill"]["transfer_s"]["mean"].get<double>() == Approx(2.0 * alone - latency));

@@ -30,7 +30,7 @@ TEST_CASE("a prefill instance steps whenever a GPU has work, and a request waits
   const Scenario s = disaggregated(1, 4096);
   const ServingMemory memory(s, 1000, 3000, std::nullopt);
   const std::vector<Request> requests = {{0, 0.0, 1000, 10}, {1, 0.5, 1000, 10}};
-  const PrefillPoolRun run = run_prefill_pool(s, requests, constant_table(1.0), memory);
+  const PrefillPoolRun run = run_prefill_pool(s, s.serving->prefill.instances, requests, constant_table(1.0), memory);
   // r0 takes GPU 0 and the step [0, 1]; r1 arrives during it, joins the GPU with the fewest pending
   // tokens (all 0: GPU 0) and runs in the next step [1, 2].
   CHECK(run.requests[0].start == 0.0);
@@ -57,7 +57,7 @@ TEST_CASE("prompts that arrive together spread over the GPUs and share a step, a
   const Scenario s = disaggregated(1, 1000);
   const ServingMemory memory(s, 1000, 3000, std::nullopt);
   const std::vector<Request> requests = {{0, 0.0, 1000, 10}, {1, 0.0, 1000, 10}, {2, 0.0, 2500, 10}};
-  const PrefillPoolRun run = run_prefill_pool(s, requests, constant_table(1.0), memory);
+  const PrefillPoolRun run = run_prefill_pool(s, s.serving->prefill.instances, requests, constant_table(1.0), memory);
   CHECK(run.requests[0].gpu == 0);
   CHECK(run.requests[1].gpu == 1);
   CHECK(run.requests[2].gpu == 2);
@@ -81,7 +81,7 @@ TEST_CASE("disaggregated TTFT is prefill + transfer + the first decode step", "[
   StepModel model;
   model.gpu = test::linear_table(0.010, 0.0, 64, 0.25);
   const std::vector<Request> requests = {{0, 1.0, 1000, 10}};
-  const ServingRun run = run_disaggregated(s, requests, model, memory, constant_table(2.0));
+  const ServingRun run = run_disaggregated(s, requests, model, memory, constant_table(2.0), s.serving->prefill.instances);
   REQUIRE(run.prefill);
   const double transfer = CacheLinks(s, 8).transfer(memory, 1000).seconds;
   const auto& r = run.requests[0];
@@ -105,5 +105,5 @@ TEST_CASE("disaggregated prefill needs its instances, and an instance must split
   // 3 nodes of 8 GPUs: 24 GPUs do not divide DeepSeek-V3.2's 256 experts.
   const Scenario s = test::serving_scenario(
       test::kServingBaseline, {"serving.prefill.mode=disaggregated", "serving.prefill.instances=1", "serving.prefill.nodes_per_instance=3"});
-  CHECK_THROWS_WITH(prefill_instance_scenario(s, 4096, 4096), Catch::Contains("do not divide the 256 physical experts"));
+  CHECK_THROWS_WITH(prefill_instance_run(s, 4096, 4096), Catch::Contains("do not divide the 256 physical experts"));
 }
