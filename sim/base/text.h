@@ -1,15 +1,24 @@
 // Text helpers every layer may use, the kernels/ programs built on their own included: the edit
-// distance behind every "did you mean" and the UTF-8 check behind every JSON writer. Header-only,
-// as sim/base is.
+// distance behind every "did you mean", the UTF-8 check behind every JSON writer, and one number
+// printed with a printf format. Header-only, as sim/base is.
 #pragma once
 
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <string>
 #include <string_view>
 #include <vector>
 
 namespace ess {
+
+// One number printed with a printf format ("%.3f"), for summaries and messages.
+[[nodiscard]] inline std::string fmt(const char* format, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, v);
+  return buf;
+}
 
 // Levenshtein distance (case-sensitive: "gb/s" is two edits from "GB/s").
 [[nodiscard]] inline std::size_t edit_distance(std::string_view a, std::string_view b) {

@@ -9,18 +9,13 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/cli/commands.h"
-#include "sim/serving/serving_run.h"
 #include "sim/config/config_error.h"
 #include "sim/io/atomic_file.h"
-#include "sim/engine/simulation.h"
 #include "sim/io/sha256.h"
 #include "sim/metrics/results.h"
-#include "sim/serving/arrivals.h"
-#include "sim/serving/prefill_pool.h"
-#include "sim/serving/serving_loop.h"
-#include "sim/serving/serving_memory.h"
 #include "sim/serving/serving_metrics.h"
-#include "sim/serving/table_builder.h"
+#include "sim/serving/serving_run.h"
+#include "sim/serving/table_checks.h"
 
 namespace ess {
 
@@ -63,113 +58,18 @@ int run_serving_scenario(const Scenario& s, const std::string& out_dir, bool jso
   return 0;
 }
 
-namespace {
-
-// The prefill table's interpolation error: direct prefill steps at the midpoints between
-// consecutive token grid points, at the middle prompt length (not part of the timed run).
-nlohmann::ordered_json prefill_checks(const Scenario& s, const StepTable& table, double& worst) {
-  nlohmann::ordered_json checks = nlohmann::ordered_json::array();
-  const auto& ts = table.batches();
-  const auto& ls = table.contexts();
-  const std::int64_t prompt = (ls.front() + ls.back()) / 2;
-  for (std::size_t i = 0; i + 1 < ts.size(); ++i) {
-    const std::int64_t tokens = (ts[i] + ts[i + 1]) / 2;
-    const double predicted = table.at(static_cast<double>(tokens), static_cast<double>(prompt)).time;
-    ResourceLimits vetted;  // points between the table's, which serving's preflight passed
-    vetted.enforce = false;
-    Simulation sim(prefill_instance_run(s, tokens, prompt), SimulationOptions(1, 0, vetted));
-    const double direct = sim.run().step_time.at(0);
-    const double err = (predicted - direct) / direct;
-    worst = std::max(worst, std::abs(err));
-    checks.push_back({{"tokens_per_gpu", tokens}, {"prompt", prompt}, {"table_s", predicted}, {"direct_s", direct}, {"error", err}});
-  }
-  return checks;
-}
-
-// The chunk model's error: direct mixed steps (decode batch + chunk) against the decode table plus
-// what the chunk model adds, at chunk sizes between its token grid points, at the middle cached
-// point, at the decode grid's batches between the chunk model's slices.
-double chunk_points(const ChunkModel& m) {
-  double n = 0.0;
-  for (const ChunkSlice& sl : m.slices) n += static_cast<double>(sl.table.points().size()) + 1.0;
-  return n;
-}
-
-nlohmann::ordered_json chunk_checks(const Scenario& s, const StepModel& model, const ChunkModel& chunks, double& worst) {
-  nlohmann::ordered_json checks = nlohmann::ordered_json::array();
-  const bool offload = s.cache.mode == CacheMode::offload;
-  const auto& bs = (offload ? *model.offload : model.gpu).batches();
-  const auto& ts = chunks.slices.front().table.batches();
-  const auto& cs = chunks.slices.front().table.contexts();
-  const std::int64_t cached = (cs.front() + cs.back()) / 2;
-  std::vector<std::int64_t> between;
-  for (const std::int64_t b : bs) {
-    const bool slice = std::any_of(chunks.slices.begin(), chunks.slices.end(), [&](const ChunkSlice& sl) { return sl.batch == b; });
-    if (!slice && b >= chunks.slices.front().batch) between.push_back(b);
-  }
-  for (const std::int64_t b : between) {
-    for (std::size_t i = 0; i + 1 < ts.size(); ++i) {
-      const std::int64_t tokens = (ts[i] + ts[i + 1]) / 2;
-      const double context = static_cast<double>(chunks.context);
-      const double predicted = model.at(static_cast<double>(b), context, offload ? 1.0 : 0.0).time +
-                               chunks.added(static_cast<double>(b), static_cast<double>(tokens), static_cast<double>(cached)).time;
-      const double direct =
-          measure_point(table_point_run(s, offload, b, chunks.context, s.serving->table.steps, PrefillChunk{tokens, cached})).time;
-      const double err = (predicted - direct) / direct;
-      worst = std::max(worst, std::abs(err));
-      checks.push_back({{"batch_per_gpu", b}, {"chunk_tokens", tokens}, {"cached", cached}, {"model_s", predicted},
-                        {"direct_s", direct}, {"error", err}});
-    }
-  }
-  return checks;
-}
-
-}  // namespace
-
 int bench_serving_scenario(const Scenario& s, bool json, const ResourceLimits& limits, std::ostream& out) {
   const auto t0 = std::chrono::steady_clock::now();
-  Prepared p = prepare(s, limits);
-  const StepModel model = build_step_model(s, p.memory, p.grid);
-  const bool disaggregated = s.serving->prefill.disaggregated();
-  const bool colocated = s.serving->prefill.colocated();
-  const bool closed = s.serving->arrivals.closed_loop();
-  const TableGrid prefill_grid = disaggregated ? prefill_table_grid(s, p.requests) : TableGrid{};
-  const StepTable prefill_table = disaggregated ? build_prefill_table(s, prefill_grid) : StepTable{};
-  const TableGrid chunk_grid = colocated ? chunk_table_grid(s, p.requests) : TableGrid{};
-  const ChunkModel chunks = colocated ? build_chunk_model(s, p.memory, p.grid, chunk_grid, p.requests) : ChunkModel{};
+  const Prepared p = prepare(s, limits);
+  const ServingTables tables = build_tables(s, p);
   const double table_s = seconds_since(t0);
   const auto t1 = std::chrono::steady_clock::now();
-  const ServingRun run = disaggregated ? run_disaggregated(s, p.requests, model, p.memory, prefill_table, s.serving->prefill.instances)
-                                       : run_serving(s, p.requests, model, p.memory, colocated ? &chunks : nullptr);
-  const auto serving = serving_json(s, run, model, p.memory);
+  const ServingRun run = serve(s, p, tables, s.serving->prefill.instances);
+  (void)serving_json(s, run, tables.model, p.memory);  // the metrics are part of the timed run
   const double loop_s = seconds_since(t1);
   const double total_s = seconds_since(t0);
-  double prefill_worst = 0.0;
-  const nlohmann::ordered_json pchecks = disaggregated ? prefill_checks(s, prefill_table, prefill_worst) : nlohmann::ordered_json::array();
-  const double prefill_points = static_cast<double>(prefill_grid.batches.size() * prefill_grid.contexts.size()) +
-                                (colocated ? chunk_points(chunks) : 0.0);
-  double chunk_worst = 0.0;
-  const nlohmann::ordered_json cchecks = colocated ? chunk_checks(s, model, chunks, chunk_worst) : nlohmann::ordered_json::array();
-  // The table's interpolation error: direct runs at the midpoints between consecutive batch grid
-  // points, at the middle of the context range (not part of the timed run).
-  const bool offload = s.cache.mode == CacheMode::offload;
-  const StepTable& table = offload ? *model.offload : model.gpu;
-  const auto& bs = table.batches();
-  const auto& cs = table.contexts();
-  const std::int64_t context = (cs.front() + cs.back()) / 2;
-  nlohmann::ordered_json checks = nlohmann::ordered_json::array();
-  double worst = 0.0;
-  for (std::size_t i = 0; i + 1 < bs.size(); ++i) {
-    const std::int64_t b = (bs[i] + bs[i + 1]) / 2;
-    if (b == bs[i]) continue;
-    const double predicted = table.at(static_cast<double>(b), static_cast<double>(context)).time;
-    const double direct = measure_point(table_point_run(s, offload, b, context, s.serving->table.steps)).time;
-    const double err = (predicted - direct) / direct;
-    worst = std::max(worst, std::abs(err));
-    checks.push_back({{"batch_per_gpu", b}, {"context", context}, {"table_s", predicted}, {"direct_s", direct}, {"error", err}});
-  }
-  const double table_points =
-      static_cast<double>(bs.size() * cs.size()) * ((offload && !model.gpu.empty()) ? 2.0 : 1.0) + prefill_points;
+  const bool closed = s.serving->arrivals.closed_loop();
+  const TableChecks c = check_tables(s, tables);
   if (json) {
     out << nlohmann::ordered_json{{"scenario", s.name.empty() ? s.origin : s.name},
                                   {"mode", "serving"},
@@ -177,19 +77,19 @@ int bench_serving_scenario(const Scenario& s, bool json, const ResourceLimits& l
                                   {"gpus", s.hardware.total_gpus()},
                                   {"requests", p.requests.size()},
                                   {"steps", run.steps.size()},
-                                  {"table_points", table_points},
+                                  {"table_points", table_points(tables)},
                                   {"table_wall_s", table_s},
                                   {"estimated_table_runs", p.table_runs},
                                   {"estimated_wall_s", p.estimate.wall_seconds()},
                                   {"estimated_memory_bytes", p.estimate.memory_bytes()},
                                   {"loop_wall_s", loop_s},
                                   {"wall_s", total_s},
-                                  {"interpolation_checks", checks},
-                                  {"interpolation_max_abs_error", worst},
-                                  {"prefill_interpolation_checks", pchecks},
-                                  {"prefill_interpolation_max_abs_error", prefill_worst},
-                                  {"chunk_checks", cchecks},
-                                  {"chunk_max_abs_error", chunk_worst}}
+                                  {"interpolation_checks", c.decode.rows},
+                                  {"interpolation_max_abs_error", c.decode.worst},
+                                  {"prefill_interpolation_checks", c.prefill.rows},
+                                  {"prefill_interpolation_max_abs_error", c.prefill.worst},
+                                  {"chunk_checks", c.chunks.rows},
+                                  {"chunk_max_abs_error", c.chunks.worst}}
                .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
         << "\n";
     return 0;
@@ -202,44 +102,44 @@ int bench_serving_scenario(const Scenario& s, bool json, const ResourceLimits& l
                 "  wall time            %.3f s   (step-time table %.3f s for %.0f Simulation runs; serving loop and metrics %.3f s)\n"
                 "  table interpolation  max |error| %.2f%% at %zu midpoints between batch grid points (direct runs, not timed)\n",
                 (s.name.empty() ? s.origin : s.name).c_str(), load.c_str(), s.hardware.total_gpus(),
-                p.requests.size(), run.steps.size(), total_s, table_s, table_points, loop_s, worst * 100, checks.size());
+                p.requests.size(), run.steps.size(), total_s, table_s, table_points(tables), loop_s, c.decode.worst * 100,
+                c.decode.rows.size());
   out << buf;
   out << "  preflight estimate   " << describe_estimate(p.estimate);
-  for (const auto& c : checks) {
+  for (const auto& row : c.decode.rows) {
     std::snprintf(buf, sizeof buf, "    batch %3lld context %7lld: table %.3f ms, direct %.3f ms (%+.2f%%)\n",
-                  static_cast<long long>(c.at("batch_per_gpu").get<std::int64_t>()),
-                  static_cast<long long>(c.at("context").get<std::int64_t>()), c.at("table_s").get<double>() * 1e3,
-                  c.at("direct_s").get<double>() * 1e3, c.at("error").get<double>() * 100);
+                  static_cast<long long>(row.at("batch_per_gpu").get<std::int64_t>()),
+                  static_cast<long long>(row.at("context").get<std::int64_t>()), row.at("table_s").get<double>() * 1e3,
+                  row.at("direct_s").get<double>() * 1e3, row.at("error").get<double>() * 100);
     out << buf;
   }
-  if (disaggregated) {
+  if (s.serving->prefill.disaggregated()) {
     std::snprintf(buf, sizeof buf, "  prefill table        max |error| %.2f%% at %zu midpoints between token grid points (direct runs, not timed)\n",
-                  prefill_worst * 100, pchecks.size());
+                  c.prefill.worst * 100, c.prefill.rows.size());
     out << buf;
-    for (const auto& c : pchecks) {
+    for (const auto& row : c.prefill.rows) {
       std::snprintf(buf, sizeof buf, "    tokens/GPU %6lld prompt %7lld: table %.3f ms, direct %.3f ms (%+.2f%%)\n",
-                    static_cast<long long>(c.at("tokens_per_gpu").get<std::int64_t>()),
-                    static_cast<long long>(c.at("prompt").get<std::int64_t>()), c.at("table_s").get<double>() * 1e3,
-                    c.at("direct_s").get<double>() * 1e3, c.at("error").get<double>() * 100);
+                    static_cast<long long>(row.at("tokens_per_gpu").get<std::int64_t>()),
+                    static_cast<long long>(row.at("prompt").get<std::int64_t>()), row.at("table_s").get<double>() * 1e3,
+                    row.at("direct_s").get<double>() * 1e3, row.at("error").get<double>() * 100);
       out << buf;
     }
   }
-  if (colocated) {
+  if (s.serving->prefill.colocated()) {
     std::snprintf(buf, sizeof buf,
                   "  chunk model          max |error| %.2f%% at %zu mixed steps between its grid points and slices "
                   "(direct runs, not timed)\n",
-                  chunk_worst * 100, cchecks.size());
+                  c.chunks.worst * 100, c.chunks.rows.size());
     out << buf;
-    for (const auto& c : cchecks) {
+    for (const auto& row : c.chunks.rows) {
       std::snprintf(buf, sizeof buf, "    batch %3lld + chunk %6lld after %7lld: model %.3f ms, direct %.3f ms (%+.2f%%)\n",
-                    static_cast<long long>(c.at("batch_per_gpu").get<std::int64_t>()),
-                    static_cast<long long>(c.at("chunk_tokens").get<std::int64_t>()),
-                    static_cast<long long>(c.at("cached").get<std::int64_t>()), c.at("model_s").get<double>() * 1e3,
-                    c.at("direct_s").get<double>() * 1e3, c.at("error").get<double>() * 100);
+                    static_cast<long long>(row.at("batch_per_gpu").get<std::int64_t>()),
+                    static_cast<long long>(row.at("chunk_tokens").get<std::int64_t>()),
+                    static_cast<long long>(row.at("cached").get<std::int64_t>()), row.at("model_s").get<double>() * 1e3,
+                    row.at("direct_s").get<double>() * 1e3, row.at("error").get<double>() * 100);
       out << buf;
     }
   }
-  (void)serving;
   return 0;
 }
 

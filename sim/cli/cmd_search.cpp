@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sim/cli/commands.h"
+#include "sim/serving/pd_search.h"
 #include "sim/config/config_error.h"
 #include "sim/sweep/ledger.h"
 #include "sim/sweep/search.h"
@@ -282,12 +283,13 @@ void add_pd_command(CLI::App* search, CommandAction& action) {
   pdc->add_flag("--colocated", pd->colocated, "Also try each decode node count prefilling its own prompts in chunks");
   pdc->add_option("--colocated-tokens", pd->colocated_tokens, "Colocated step budget per GPU (default " + std::to_string(kColocatedTokensPerGpu) + ")")
       ->check(CLI::Range(1, 1048576));
-  pdc->add_flag("--json", pd->json, "Print a JSON object instead of the table");
+  auto json = std::make_shared<bool>(false);
+  pdc->add_flag("--json", *json, "Print a JSON object instead of the table");
   auto allow_large = std::make_shared<bool>(false);
   add_allow_large_flag(*pdc, *allow_large);
-  pdc->callback([pd, allow_large, &action] {
+  pdc->callback([pd, json, allow_large, &action] {
     pd->limits = resource_limits(*allow_large);
-    action = [pd](std::ostream& out) { return search_pd(*pd, out); };
+    action = [pd, json](std::ostream& out) { return print_search_pd(*pd, *json, out); };
   });
 }
 

@@ -33,23 +33,10 @@ struct Scenario;
 int run_serving_scenario(const Scenario& s, const std::string& out_dir, bool json, const ResourceLimits& limits,
                          std::ostream& out);
 int bench_serving_scenario(const Scenario& s, bool json, const ResourceLimits& limits, std::ostream& out);
-// `search pd` (cmd_search_pd.cpp): for a disaggregated serving scenario, on each decode node count
-// (the scenario's when empty) the fewest prefill instances (1 .. max_instances) with which every
-// request completes and `attainment` of them meet serving.slo, and with `colocated` the same nodes
-// prefilling their own prompts (`colocated_tokens` per GPU per step); the answer is the fewest
-// GPUs. Exit 1 and the reasons when nothing meets the SLOs.
-struct PdSearch {
-  std::string scenario;
-  std::vector<std::string> sets;
-  int max_instances = 16;
-  double attainment = 0.9;
-  std::vector<int> decode_nodes;
-  bool colocated = false;
-  std::int64_t colocated_tokens = kColocatedTokensPerGpu;
-  bool json = false;
-  ResourceLimits limits;  // each probe's preflight (serving_preflight.h); --allow-large lifts them
-};
-int search_pd(const PdSearch& q, std::ostream& out);
+// `search pd` (cmd_search_pd.cpp): sim/serving/pd_search.h's search, printed as a table or (json)
+// its document; exit 1 when nothing meets the SLOs.
+struct PdSearch;
+int print_search_pd(const PdSearch& q, bool json, std::ostream& out);
 
 void add_check_command(CLI::App& app, CommandAction& action);
 void add_presets_command(CLI::App& app, CommandAction& action);

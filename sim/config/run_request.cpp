@@ -1,5 +1,7 @@
 #include "sim/config/run_request.h"
 
+#include <string>
+
 #include "sim/base/error.h"
 
 namespace ess {
@@ -61,6 +63,17 @@ Hardware with_nodes(const Hardware& hardware, int nodes) {
   Hardware h = hardware;
   h.nodes = nodes;
   return h;
+}
+
+std::vector<std::string> scaled_layout(const Scenario& s, int nodes) {
+  const int gpus = nodes * s.hardware.gpu.count;
+  std::vector<std::string> sets = {"hardware.nodes=" + std::to_string(nodes)};
+  if (gpus % s.parallelism.tensor_parallel != 0) return {};
+  sets.push_back("parallelism.attention_dp=" + std::to_string(gpus / s.parallelism.tensor_parallel));
+  if (s.parallelism.expert_parallel == s.hardware.total_gpus() && s.hardware.total_gpus() > 1) {
+    sets.push_back("parallelism.expert_parallel=" + std::to_string(gpus));
+  }
+  return sets;
 }
 
 }  // namespace ess

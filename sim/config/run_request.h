@@ -11,7 +11,9 @@
 // only the rest from `system`: a request that differs from its scenario prices what it says.
 #pragma once
 
+#include <string>
 #include <variant>
+#include <vector>
 
 #include "models/hardware.h"
 #include "sim/config/scenario.h"
@@ -69,5 +71,10 @@ using RunRequest = std::variant<DecodeRun, PrefillRun>;
 
 // The scenario's node type, `nodes` of them.
 [[nodiscard]] Hardware with_nodes(const Hardware& hardware, int nodes);
+
+// The --set overrides that put `s` on `nodes` nodes, its layout scaled (what `search gpus` and
+// `search pd` probe): DP attention over every GPU (tp kept), EP over every GPU when the scenario has
+// it so; empty when the GPUs do not divide into its TP groups.
+[[nodiscard]] std::vector<std::string> scaled_layout(const Scenario& s, int nodes);
 
 }  // namespace ess

@@ -240,12 +240,6 @@ std::string collectives_line(const nlohmann::ordered_json& c, int micro_batches)
          (lost > 0 ? "; compute beside them slowed " + fmt("%.3f", lost * 1e3) + " ms by their SMs" : "") + "\n\n";
 }
 
-std::string fmt(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
-
 StepStats step_stats(const std::vector<double>& t) {
   StepStats s;
   if (t.empty()) return s;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/config/scenario.h"
+#include "sim/base/text.h"
 #include "sim/engine/simulation.h"
 
 namespace ess {
@@ -20,9 +21,6 @@ struct StepStats {
   double min = 0.0;
   double max = 0.0;
 };
-
-// One number printed with a printf format ("%.3f"), for the summaries.
-[[nodiscard]] std::string fmt(const char* format, double v);
 
 // Nearest-rank percentiles of the step times.
 [[nodiscard]] StepStats step_stats(const std::vector<double>& step_times);

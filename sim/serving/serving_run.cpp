@@ -43,27 +43,27 @@ Prepared prepare(const Scenario& s, const ResourceLimits& limits) {
   return {std::move(requests), std::move(memory), std::move(grid), std::move(estimate), runs};
 }
 
-ServingRun serve(const Scenario& s, const Prepared& p, const StepModel& model, ChunkModel* chunks) {
+ServingTables build_tables(const Scenario& s, const Prepared& p) {
   const PrefillPoolConfig& pf = s.serving->prefill;
-  if (pf.disaggregated()) {
-    const StepTable prefill = build_prefill_table(s, prefill_table_grid(s, p.requests));
-    return run_disaggregated(s, p.requests, model, p.memory, prefill, s.serving->prefill.instances);
-  }
-  if (pf.colocated()) {
-    ChunkModel local;
-    ChunkModel& m = chunks != nullptr ? *chunks : local;
-    m = build_chunk_model(s, p.memory, p.grid, chunk_table_grid(s, p.requests), p.requests);
-    return run_serving(s, p.requests, model, p.memory, &m);
-  }
-  return run_serving(s, p.requests, model, p.memory);
+  ServingTables t;
+  t.model = build_step_model(s, p.memory, p.grid);
+  if (pf.disaggregated()) t.prefill = build_prefill_table(s, prefill_table_grid(s, p.requests));
+  if (pf.colocated()) t.chunks = build_chunk_model(s, p.memory, p.grid, chunk_table_grid(s, p.requests), p.requests);
+  return t;
+}
+
+ServingRun serve(const Scenario& s, const Prepared& p, const ServingTables& tables, int prefill_instances) {
+  const PrefillPoolConfig& pf = s.serving->prefill;
+  if (pf.disaggregated()) return run_disaggregated(s, p.requests, tables.model, p.memory, tables.prefill, prefill_instances);
+  return run_serving(s, p.requests, tables.model, p.memory, pf.colocated() ? &tables.chunks : nullptr);
 }
 
 ServingOutcome simulate_serving(const Scenario& s, const ResourceLimits& limits) {
   Prepared p = prepare(s, limits);
-  StepModel model = build_step_model(s, p.memory, p.grid);
-  ServingRun run = serve(s, p, model);
-  nlohmann::ordered_json serving = serving_json(s, run, model, p.memory);
-  return {std::move(p), std::move(model), std::move(run), std::move(serving)};
+  ServingTables tables = build_tables(s, p);
+  ServingRun run = serve(s, p, tables, s.serving->prefill.instances);
+  nlohmann::ordered_json serving = serving_json(s, run, tables.model, p.memory);
+  return {std::move(p), std::move(tables), std::move(run), std::move(serving)};
 }
 
 }  // namespace ess

@@ -1,8 +1,8 @@
 // Serving's library entry point: a scenario with a "serving" section in, its serving run and
 // metrics out (simulate_serving), and the stages behind it that the commands share (run, bench,
 // check, search pd): the checks serving mode makes of a scenario, its requests, memory plan,
-// step-table grid and preflight (prepare), and the run of each prefill mode (serve). The command
-// line only parses, calls these and prints.
+// step-table grid and preflight (prepare), its step tables (build_tables) and the run of each
+// prefill mode on them (serve). The command line only parses, calls these and prints.
 #pragma once
 
 #include <vector>
@@ -35,14 +35,22 @@ struct Prepared {
 // step-table runs before any is built, each stage refused beyond `limits` (ResourceError).
 [[nodiscard]] Prepared prepare(const Scenario& s, const ResourceLimits& limits);
 
-// The serving run of each prefill mode: the decode loop alone, after the prefill pool
-// (disaggregated), or with prompt chunks in its steps (colocated). `chunks` receives the chunk
-// model of a colocated run.
-[[nodiscard]] ServingRun serve(const Scenario& s, const Prepared& p, const StepModel& model, ChunkModel* chunks = nullptr);
+// The step tables a serving run reads, each built from the Simulation runs table_builder.h lists.
+struct ServingTables {
+  StepModel model;    // decode steps
+  StepTable prefill;  // disaggregated prefill: one prefill instance's steps (empty otherwise)
+  ChunkModel chunks;  // colocated prefill: what a prompt chunk adds to a decode step (empty otherwise)
+};
+[[nodiscard]] ServingTables build_tables(const Scenario& s, const Prepared& p);
+
+// The serving run of each prefill mode: the decode loop alone, after a prefill pool of
+// `prefill_instances` instances (disaggregated: serving.prefill.instances for the scenario's own
+// run), or with prompt chunks in its steps (colocated).
+[[nodiscard]] ServingRun serve(const Scenario& s, const Prepared& p, const ServingTables& tables, int prefill_instances);
 
 struct ServingOutcome {
   Prepared prepared;
-  StepModel model;
+  ServingTables tables;
   ServingRun run;
   nlohmann::ordered_json serving;  // results.json's "serving" object (serving_metrics.h)
 };

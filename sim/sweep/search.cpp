@@ -133,17 +133,6 @@ bool loads(const std::string& scenario, const std::vector<std::string>& sets) {
 
 }  // namespace
 
-std::vector<std::string> scaled_layout(const Scenario& s, int nodes) {
-  const int gpus = nodes * s.hardware.gpu.count;
-  std::vector<std::string> sets = {"hardware.nodes=" + std::to_string(nodes)};
-  if (gpus % s.parallelism.tensor_parallel != 0) return {};
-  sets.push_back("parallelism.attention_dp=" + std::to_string(gpus / s.parallelism.tensor_parallel));
-  if (s.parallelism.expert_parallel == s.hardware.total_gpus() && s.hardware.total_gpus() > 1) {
-    sets.push_back("parallelism.expert_parallel=" + std::to_string(gpus));
-  }
-  return sets;
-}
-
 SearchResult search_max_batch(const SearchContext& c, LatencyTarget metric, double target_s) {
   SearchResult r;
   const bool p99 = metric == LatencyTarget::p99_step_time;

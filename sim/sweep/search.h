@@ -66,11 +66,6 @@ enum class LatencyTarget { p99_step_time, tpot };
 // <= target_s. Throws ConfigError for a scenario that cannot run at all (not out of memory).
 [[nodiscard]] SearchResult search_max_batch(const SearchContext& context, LatencyTarget metric, double target_s);
 
-// The overrides that put `s` on `nodes` nodes, its layout scaled: DP attention over every GPU
-// (tp kept), EP over every GPU when the scenario has it so; empty when the GPUs do not divide
-// into its TP groups.
-[[nodiscard]] std::vector<std::string> scaled_layout(const Scenario& s, int nodes);
-
 // Fewest GPUs with total tokens/s >= target, over 1 .. max_nodes nodes.
 [[nodiscard]] SearchResult search_min_gpus(const SearchContext& context, double tokens_per_s, int max_nodes);
 
