@@ -47,22 +47,51 @@ std::int64_t EngineConfig::graph_batch(std::int64_t requests) const {
   return it == captured.end() ? requests : *it;
 }
 
+const std::vector<EngineKey>& engine_keys() {
+  using J = nlohmann::ordered_json;
+  using K = KeyShown;
+  static const std::vector<EngineKey> keys = {
+      {"mla_kernel", "mla_kernel", K::decode, false,
+       [](ObjectReader& r, EngineConfig& e) { e.mla_kernel = find_mla_kernel(r.choice("mla_kernel", mla_kernel_names())); },
+       [](const EngineConfig& e) { return J(std::string(e.mla_kernel->name)); }},
+      // A gap above 1 ms would be a host-bound step, not a kernel's launch: out of range.
+      {"kernel_gap", "kernel_gap_s", K::both, true,
+       [](ObjectReader& r, EngineConfig& e) { e.kernel_gap = r.seconds("kernel_gap", Range::closed(0.0, 1e-3)); },
+       [](const EngineConfig& e) { return J(e.kernel_gap.value()); }},
+      {"eplb", "eplb", K::both, false,
+       [](ObjectReader& r, EngineConfig& e) { e.eplb = r.choice("eplb", {"on", "off"}) == "on"; },
+       [](const EngineConfig& e) { return J(e.eplb); }},
+      {"prefill_alltoall_sms", "prefill_alltoall_sms", K::prefill, true,
+       [](ObjectReader& r, EngineConfig& e) {
+         e.prefill_alltoall_sms = static_cast<int>(r.integer("prefill_alltoall_sms", Range::closed(0, 4096)));
+       },
+       [](const EngineConfig& e) { return J(e.prefill_alltoall_sms); }},
+      {"prefill_alltoall_overlap_efficiency", "prefill_alltoall_overlap_efficiency", K::prefill, true,
+       [](ObjectReader& r, EngineConfig& e) {
+         e.prefill_alltoall_overlap_efficiency =
+             r.number("prefill_alltoall_overlap_efficiency", Range::closed(kMinAlltoallOverlapEfficiency, 1.0));
+       },
+       [](const EngineConfig& e) { return J(e.prefill_alltoall_overlap_efficiency); }},
+      {"cuda_graph_sizes", "cuda_graph_sizes", K::decode, false,
+       [](ObjectReader& r, EngineConfig& e) {
+         std::vector<std::string> rules;
+         for (const auto& rule : cuda_graph_rules()) rules.emplace_back(rule.name);
+         e.cuda_graph_sizes = r.choice("cuda_graph_sizes", rules);
+       },
+       [](const EngineConfig& e) { return J(e.cuda_graph_sizes); }},
+      {"cuda_graph_max_batch", "cuda_graph_max_batch", K::decode, true,
+       [](ObjectReader& r, EngineConfig& e) { e.cuda_graph_max_batch = r.integer("cuda_graph_max_batch", Range::closed(0, 1 << 16)); },
+       [](const EngineConfig& e) { return J(e.cuda_graph_max_batch); }},
+  };
+  return keys;
+}
+
 EngineConfig read_engine(ObjectReader& r) {
   EngineConfig e;
   e.name = r.text("name");
   (void)r.optional_text("description");
   e.version = r.text("version");
-  e.mla_kernel = find_mla_kernel(r.choice("mla_kernel", mla_kernel_names()));
-  // A gap above 1 ms would be a host-bound step, not a kernel's launch: out of range.
-  e.kernel_gap = r.seconds("kernel_gap", Range::closed(0.0, 1e-3));
-  e.eplb = r.choice("eplb", {"on", "off"}) == "on";
-  e.prefill_alltoall_sms = static_cast<int>(r.integer("prefill_alltoall_sms", Range::closed(0, 4096)));
-  e.prefill_alltoall_overlap_efficiency =
-      r.number("prefill_alltoall_overlap_efficiency", Range::closed(kMinAlltoallOverlapEfficiency, 1.0));
-  std::vector<std::string> rules;
-  for (const auto& rule : cuda_graph_rules()) rules.emplace_back(rule.name);
-  e.cuda_graph_sizes = r.choice("cuda_graph_sizes", rules);
-  e.cuda_graph_max_batch = r.integer("cuda_graph_max_batch", Range::closed(0, 1 << 16));
+  for (const EngineKey& key : engine_keys()) key.read(r, e);
   for (const auto& rule : cuda_graph_rules()) {
     if (rule.name != e.cuda_graph_sizes) continue;
     for (const std::int64_t size : rule.sizes(e.cuda_graph_max_batch)) {
@@ -71,6 +100,16 @@ EngineConfig read_engine(ObjectReader& r) {
   }
   r.finish();
   return e;
+}
+
+nlohmann::ordered_json engine_summary(const EngineConfig& e, std::optional<std::int64_t> decode_requests) {
+  nlohmann::ordered_json j = {{"name", e.name}, {"version", e.version}};
+  const KeyShown run = decode_requests ? KeyShown::decode : KeyShown::prefill;
+  for (const EngineKey& key : engine_keys()) {
+    if (key.shown == KeyShown::both || key.shown == run) j[std::string(key.summary)] = key.value(e);
+  }
+  if (decode_requests) j["graph_batch"] = e.graph_batch(*decode_requests);
+  return j;
 }
 
 }  // namespace ess

@@ -7,9 +7,13 @@
 //   (absent)                                            the "deepseek" preset, recorded as the default
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "models/mla_kernels.h"
 #include "models/units.h"
@@ -62,7 +66,31 @@ struct CudaGraphRule {
 };
 [[nodiscard]] const std::vector<CudaGraphRule>& cuda_graph_rules();
 
-// Reads the resolved engine section (the preset already merged in).
+// Which summaries of results.json show a key: decode runs', prefill runs', or both.
+enum class KeyShown { decode, prefill, both };
+
+// One engine key, declared once (engine_keys(), in reading order): read_engine reads it, every
+// run's summary.engine shows it (under `summary`, in declaration order), a sweep has a column
+// `engine_<summary>` for a number decode summaries show, and scenarios/README.md's engine table has
+// its row (tests/config/engine_keys_test.cpp holds the table to the declarations). Adding a key:
+// its EngineConfig field, its line here, its row there, and the code that uses it; the presets
+// give it a value with its source.
+struct EngineKey {
+  std::string_view name;     // engine.<name> in a scenario
+  std::string_view summary;  // results.json summary.engine.<summary>
+  KeyShown shown = KeyShown::both;
+  bool number = false;  // shown as a JSON number
+  void (*read)(ObjectReader& r, EngineConfig& e) = nullptr;
+  nlohmann::ordered_json (*value)(const EngineConfig& e) = nullptr;
+};
+[[nodiscard]] const std::vector<EngineKey>& engine_keys();
+
+// Reads the resolved engine section (the preset already merged in): name, description and
+// version, then every declared key.
 [[nodiscard]] EngineConfig read_engine(ObjectReader& r);
+
+// results.json's summary.engine: name, version and each key the run's kind shows; a decode run
+// (`decode_requests`: requests of one replica) adds the batch its kernels compute (graph_batch).
+[[nodiscard]] nlohmann::ordered_json engine_summary(const EngineConfig& e, std::optional<std::int64_t> decode_requests);
 
 }  // namespace ess

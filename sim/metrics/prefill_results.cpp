@@ -22,7 +22,7 @@ nlohmann::ordered_json prefill_results_json(const Scenario& s, const RunResult& 
   nlohmann::ordered_json sum;
   sum["phase"] = "prefill";
   add_machine(sum, s);
-  sum["engine"] = engine_summary(s, std::nullopt);
+  sum["engine"] = engine_summary(s.engine, std::nullopt);
   add_layout(sum, s, r);
   sum["prompt_length"] = s.prefill->prompt_length;
   sum["tokens_per_gpu"] = s.prefill->tokens_per_gpu;

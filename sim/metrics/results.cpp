@@ -278,23 +278,6 @@ nlohmann::ordered_json results_head(const Scenario& s, const std::string& versio
   return j;
 }
 
-nlohmann::ordered_json engine_summary(const Scenario& s, std::optional<std::int64_t> decode_requests) {
-  const EngineConfig& e = s.engine;
-  nlohmann::ordered_json j = {{"name", e.name}, {"version", e.version}};
-  if (decode_requests) j["mla_kernel"] = std::string(e.mla_kernel->name);
-  j["kernel_gap_s"] = e.kernel_gap.value();
-  j["eplb"] = e.eplb;
-  if (decode_requests) {
-    j["cuda_graph_sizes"] = e.cuda_graph_sizes;
-    j["cuda_graph_max_batch"] = e.cuda_graph_max_batch;
-    j["graph_batch"] = e.graph_batch(*decode_requests);
-  } else {
-    j["prefill_alltoall_sms"] = e.prefill_alltoall_sms;
-    j["prefill_alltoall_overlap_efficiency"] = e.prefill_alltoall_overlap_efficiency;
-  }
-  return j;
-}
-
 void add_machine(nlohmann::ordered_json& summary, const Scenario& s) {
   summary["model"] = s.model.name;
   summary["hardware"] = s.hardware.name;
@@ -380,7 +363,7 @@ nlohmann::ordered_json results_json(const Scenario& s, const RunResult& r, const
   nlohmann::ordered_json sum;
   add_machine(sum, s);
   // The serving engine and what it chose (scenarios/engines/).
-  sum["engine"] = engine_summary(s, r.batch_per_gpu * s.parallelism.tensor_parallel);
+  sum["engine"] = engine_summary(s.engine, r.batch_per_gpu * s.parallelism.tensor_parallel);
   add_layout(sum, s, r);
   sum["batch_per_gpu"] = r.batch_per_gpu;
   sum["batch_is_max"] = !s.workload.batch_per_gpu.has_value();

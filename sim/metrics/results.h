@@ -45,10 +45,6 @@ struct StepStats {
                                                   const std::string& scenario_sha256);
 void add_machine(nlohmann::ordered_json& summary, const Scenario& s);
 void add_layout(nlohmann::ordered_json& summary, const Scenario& s, const RunResult& r);
-// summary.engine, written once for both phases: the engine and what it chose. A decode step
-// (`decode_requests`: the requests of a replica, which the CUDA graphs pad) adds its MLA kernel and
-// CUDA-graph batch; a prefill step (nullopt) its all-to-all's SMs and overlap efficiency.
-[[nodiscard]] nlohmann::ordered_json engine_summary(const Scenario& s, std::optional<std::int64_t> decode_requests);
 [[nodiscard]] std::string run_title(const Scenario& s, const RunResult& r, const std::string& what);
 
 // results.json's "steps" (per step: context, time, categories, collectives) and "layers" (per

@@ -15,8 +15,26 @@
 
 namespace ess {
 
+namespace {
+
+// The engine's keys that decode summaries show as numbers (sim/config/engine_config.h engine_keys()),
+// then what the engine computes (its CUDA-graph batch).
+std::vector<SweepMetric> engine_metrics() {
+  std::vector<SweepMetric> out;
+  for (const EngineKey& key : engine_keys()) {
+    if (!key.number || key.shown == KeyShown::prefill) continue;
+    const std::string name(key.summary);
+    out.push_back({"engine." + name, "engine_" + name});
+  }
+  out.push_back({"engine.graph_batch", "engine_graph_batch"});
+  return out;
+}
+
+}  // namespace
+
 const std::vector<SweepMetric>& known_sweep_metrics() {
-  static const std::vector<SweepMetric> metrics = {
+  static const std::vector<SweepMetric> metrics = [] {
+    std::vector<SweepMetric> m = {
       {"gpus", "gpus"},
       {"gpus_per_node", "gpus_per_node"},
       {"parallelism.attention_dp", "attention_dp"},
@@ -57,9 +75,10 @@ const std::vector<SweepMetric>& known_sweep_metrics() {
       {"memory_gpu_bytes.free", "memory_free_bytes"},
       {"execution.micro_batches", "micro_batches"},
       {"execution.step_overhead_s", "step_overhead_s"},
-      {"engine.kernel_gap_s", "engine_kernel_gap_s"},
-      {"engine.cuda_graph_max_batch", "engine_cuda_graph_max_batch"},
-      {"engine.graph_batch", "engine_graph_batch"},
+    };
+    const std::vector<SweepMetric> engine = engine_metrics();
+    m.insert(m.end(), engine.begin(), engine.end());
+    const std::vector<SweepMetric> rest = {
       {"expert_load.skew", "expert_skew"},
       {"expert_load.drift", "expert_drift"},
       {"communication.collectives_s", "collectives_s"},
@@ -122,7 +141,10 @@ const std::vector<SweepMetric>& known_sweep_metrics() {
       {"serving.goodput.good_share", "serving_good_share"},
       {"serving.energy.per_output_token_j", "serving_energy_per_output_token_j"},
       {"serving.cost.per_million_output_tokens_usd", "serving_cost_per_million_output_tokens_usd"},
-  };
+    };
+    m.insert(m.end(), rest.begin(), rest.end());
+    return m;
+  }();
   return metrics;
 }
 

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/config/config_error.h"
+#include "sim/config/engine_config.h"
 #include "sim/sweep/ledger.h"
 #include "sim/sweep/points.h"
 #include "sim/sweep/spec.h"
@@ -473,4 +474,15 @@ TEST_CASE("sweep: a serving scenario's points record its serving.* metrics, each
     CHECK(rec["serving_completed_requests"] == s["requests"]["completed"]);
   }
   CHECK(records[1]["serving_completed_requests"].get<int>() > records[0]["serving_completed_requests"].get<int>());
+}
+
+TEST_CASE("engine keys: a sweep has a column for each number decode summaries show", "[config][engine][sweep]") {
+  std::set<std::string> columns;
+  for (const auto& m : ess::known_sweep_metrics()) columns.insert(m.column);
+  for (const ess::EngineKey& k : ess::engine_keys()) {
+    INFO(k.name);
+    const bool expected = k.number && k.shown != ess::KeyShown::prefill;
+    CHECK(columns.count("engine_" + std::string(k.summary)) == (expected ? 1U : 0U));
+  }
+  CHECK(columns.count("engine_graph_batch") == 1);
 }
