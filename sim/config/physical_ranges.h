@@ -12,6 +12,9 @@ namespace ess {
 // Requests per GPU: at most 2^20, so that every later product (tokens x layers x bytes) stays exact
 // and far from overflow (workload.batch_per_gpu, serving batch limits and table grids).
 inline constexpr std::int64_t kMaxBatchPerGpu = 1 << 20;
+// Tokens of a context (workload.context_length, cache pool sizes): 2^31, so that every later
+// product (tokens x layers x bytes) stays exact and far from overflow.
+inline constexpr double kMaxContextLength = 2147483648.0;
 // New tokens per GPU in one step (prefill.tokens_per_gpu, serving.prefill.tokens_per_gpu,
 // workload.prefill_chunk.tokens): 2^20, 64x the largest prefill batch engines run.
 inline constexpr std::int64_t kMaxTokensPerStep = 1 << 20;
