@@ -1,8 +1,9 @@
 // `ess-sim policies [--json]`: every registered policy of every pluggable kind (eviction, access
-// model, overlap, prefetch, predictor) and every other choice a scenario makes by name (arrival
-// processes, trace formats, prefill modes, MLA kernels, CUDA-graph rules), by that name and a
-// one-line summary, with the parameters a policy declares (the key beside the kind's field, range,
-// default). The lists come from the registries, so they are what the scenario loader accepts.
+// model, overlap, prefetch, predictor), every other choice a scenario makes by name (arrival
+// processes, trace formats, prefill modes, the controller's initial cap, MLA kernels, CUDA-graph
+// rules) and the measurement formats `calibrate` reads, by that name and a one-line summary, with
+// the parameters a policy declares (the key beside the kind's field, range, default). The lists come
+// from the registries, so they are what the scenario loader and `calibrate` accept.
 #include <algorithm>
 #include <memory>
 #include <span>
@@ -12,8 +13,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/cli/commands.h"
+#include "calibration/measurement_formats.h"
 #include "models/mla_kernels.h"
+#include "sim/cli/commands.h"
 #include "sim/config/engine_config.h"
 #include "sim/config/serving_config.h"
 #include "sim/offload/access_model.h"
@@ -27,7 +29,7 @@ namespace {
 
 struct PolicyLine {
   std::string_view name;
-  std::string_view summary;
+  std::string summary;
   std::span<const PolicyParam> params;
 };
 
@@ -42,7 +44,7 @@ template <typename Factory>
 PolicyKind kind_of(std::string_view kind, std::string_view field, std::string_view fallback,
                    std::span<const Registered<Factory>> registry) {
   PolicyKind k{kind, field, fallback, {}};
-  for (const auto& r : registry) k.lines.push_back({r.name, r.summary, r.params});
+  for (const auto& r : registry) k.lines.push_back({r.name, std::string(r.summary), r.params});
   return k;
 }
 
@@ -50,7 +52,16 @@ PolicyKind kind_of(std::string_view kind, std::string_view field, std::string_vi
 template <typename Line>
 PolicyKind named_kind(std::string_view kind, std::string_view field, std::string_view fallback, std::span<const Line> lines) {
   PolicyKind k{kind, field, fallback, {}};
-  for (const auto& l : lines) k.lines.push_back({l.name, l.summary, {}});
+  for (const auto& l : lines) k.lines.push_back({l.name, std::string(l.summary), {}});
+  return k;
+}
+
+// The measurement formats `calibrate` reads, recognised from a file's content: CSV tables by their
+// header, JSON documents by their schema.
+PolicyKind calibration_formats() {
+  PolicyKind k{"calibration-format", "ess-sim calibrate FILE, told from its content", "", {}};
+  for (const auto* f : measurement::csv_formats()) k.lines.push_back({f->name, std::string("CSV: ") + f->what, {}});
+  for (const auto* f : measurement::json_formats()) k.lines.push_back({f->name, std::string("JSON, schema ") + f->schema, {}});
   return k;
 }
 
@@ -66,8 +77,10 @@ std::vector<PolicyKind> policy_kinds() {
       named_kind("arrivals", "serving.arrivals.process", kArrivalProcesses[0].name, std::span<const Named>(kArrivalProcesses)),
       named_kind("trace-format", "serving.arrivals.format", kTraceFormats[0].name, std::span<const Named>(kTraceFormats)),
       named_kind("prefill", "serving.prefill.mode", kPrefillModes[0].name, std::span<const Named>(kPrefillModes)),
+      named_kind("initial-cap", "serving.controller.initial_cap", kInitialCaps[0].name, std::span<const Named>(kInitialCaps)),
       named_kind("mla-kernel", "engine.mla_kernel", mla_kernels().front().name, mla_kernels()),
       named_kind("cuda-graph-sizes", "engine.cuda_graph_sizes", "none", std::span<const CudaGraphRule>(graphs)),
+      calibration_formats(),
       // A new kind: its registry here, one line (sim/offload/registry.h lists the policy kinds).
   };
 }
@@ -84,9 +97,9 @@ std::string param_key(const PolicyKind& k, const PolicyParam& p) {
 void add_policies_command(CLI::App& app, CommandAction& action) {
   auto json = std::make_shared<bool>(false);
   auto* cmd = app.add_subcommand("policies", "List the registered policies of each kind (eviction, access model, "
-                                             "overlap, prefetch, predictor) and the other plug-ins a scenario names "
-                                             "(arrival processes, trace formats, prefill modes, MLA kernels, CUDA-graph "
-                                             "rules)");
+                                             "overlap, prefetch, predictor), the other plug-ins a scenario names "
+                                             "(arrival processes, trace formats, prefill modes, the controller's initial "
+                                             "cap, MLA kernels, CUDA-graph rules) and the measurement formats calibrate reads");
   cmd->add_flag("--json", *json, "Print a JSON object {\"eviction\": [{\"name\": ..., \"summary\": ...}], ...}");
   cmd->callback([json, &action] {
     action = [json](std::ostream& out) {

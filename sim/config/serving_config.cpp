@@ -146,7 +146,7 @@ ControllerConfig read_controller(ObjectReader& r) {
   c.headroom = r.number_or("headroom", Range::left_open(0.0, 1.0), 0.9);
   c.decrease = r.number_or("decrease", Range{0.0, 1.0, false, false, true, true}, 0.75);
   c.increase = r.integer_or("increase", Range::closed(1, static_cast<double>(kMaxBatchPerGpu)), 1);
-  c.initial_cap = r.choice_or("initial_cap", {"model", "max"}, "model");
+  c.initial_cap = r.choice_or("initial_cap", names_of(kInitialCaps), std::string(kInitialCaps[0].name));
   r.finish();
   return c;
 }

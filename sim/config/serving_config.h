@@ -64,6 +64,12 @@ inline constexpr Named kTraceFormats[] = {
     {"azure-csv", "Azure's LLM inference traces: TIMESTAMP,ContextTokens,GeneratedTokens"},
 };
 
+// Where the adaptive controller's cap starts (serving.controller.initial_cap).
+inline constexpr Named kInitialCaps[] = {
+    {"model", "the largest batch the step-time table predicts under headroom x p99_target"},
+    {"max", "the admission bound: the feedback alone finds the cap"},
+};
+
 // The adaptive batch-size controller (sim/serving/controller.h).
 struct ControllerConfig {
   bool enabled = true;
@@ -72,9 +78,7 @@ struct ControllerConfig {
   double decrease = 0.75;             // cap x this when the P99 reaches `headroom` x target
   std::int64_t increase = 1;          // cap + this when the P99 is below it and the cap binds
   double headroom = 0.9;              // act at this fraction of the target, so the target itself holds
-  // Where the cap starts: "model", the largest batch the step-time table predicts under
-  // headroom x target; "max", the admission bound (the feedback alone finds the cap).
-  std::string initial_cap = "model";
+  std::string initial_cap{kInitialCaps[0].name};  // a kInitialCaps name
 };
 
 // Service-level objectives for goodput, as vLLM's --goodput: a request is good when every

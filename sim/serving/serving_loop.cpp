@@ -152,7 +152,7 @@ Loop::Loop(const Scenario& s, const std::vector<Request>& requests, const StepMo
   }
   const double typical_context = context_n > 0 ? context_sum / static_cast<double>(context_n) : 1.0;
   const auto& cc = cfg_.controller;
-  run_.initial_cap = cc.initial_cap == "max" ? run_.batch_bound
+  run_.initial_cap = cc.initial_cap == kInitialCaps[1].name ? run_.batch_bound
                                              : model_cap(model, run_.batch_bound, typical_context, memory.offload() ? 1.0 : 0.0,
                                                          cc.headroom * cc.p99_target.value());
   controller_.emplace(cc, run_.initial_cap, run_.batch_bound);

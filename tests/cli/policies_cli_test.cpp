@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "calibration/measurement_formats.h"
 #include "models/mla_kernels.h"
 #include "sim/config/config_error.h"
 #include "sim/config/did_you_mean.h"
@@ -188,6 +189,11 @@ TEST_CASE("policies lists the serving and engine choices a scenario names, as th
   std::vector<std::string> rules;
   for (const auto& rule : ess::cuda_graph_rules()) rules.emplace_back(rule.name);
   CHECK(list("cuda-graph-sizes") == rules);
+  CHECK(list("initial-cap") == ess::names_of(ess::kInitialCaps));
+  std::vector<std::string> formats;
+  for (const auto* f : ess::measurement::csv_formats()) formats.emplace_back(f->name);
+  for (const auto* f : ess::measurement::json_formats()) formats.emplace_back(f->name);
+  CHECK(list("calibration-format") == formats);
   // The loader's choices are those names: a misspelt process is refused with the listed one suggested.
   const std::string serving = std::string(ESS_SOURCE_DIR) + "/scenarios/serving-ess-32k.json";
   const auto bad = ess::test::run_cli({"check", serving, "--set", "serving.arrivals.process=poison"});
