@@ -93,7 +93,8 @@ SimulatedRun simulate_for_validation(const Scenario& scenario, std::int64_t step
   // GPU 0's ops, as the runner records them; no trace.
   SimulationOptions options{steps, 0};
   options.record_ops_of_gpu = 0;
-  Simulation sim(scenario, options);
+  // A decode scenario's run (validate refuses a prefill scenario); a serving scenario's decode side.
+  Simulation sim(decode_run(scenario), options);
   RunResult r = sim.run();
   SimulatedRun out;
   out.steps = profile_of(r);

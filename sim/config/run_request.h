@@ -28,7 +28,7 @@ enum class MemoryBound { hardware, unbounded };
 
 // What decode and prefill runs share: the system, the machine and layout, and how its model runs.
 struct RunBase {
-  const Scenario* system = nullptr;  // read for everything below does not override
+  const Scenario* system = nullptr;  // read for everything the fields below do not override
   // The machine: the scenario's node type, `nodes` of them (hardware.nodes for the scenario's own).
   Hardware hardware;
   Parallelism parallelism;
