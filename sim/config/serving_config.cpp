@@ -151,6 +151,105 @@ ControllerConfig read_controller(ObjectReader& r) {
   return c;
 }
 
+// serving.arrivals: the process and its parameters (`duration`: the arrival period, for rate changes).
+ArrivalConfig read_arrivals(ObjectReader& a, double duration, const std::string& scenario_dir) {
+  ArrivalConfig c;
+  c.process = a.choice("process", names_of(kArrivalProcesses));
+  if (c.closed_loop()) {
+    c.concurrency = a.integer("concurrency", Range::closed(1, kMaxRequests));
+    c.requests = a.integer("requests", Range::closed(1, kMaxRequests));
+    c.prompt_tokens = read_lengths(a, "prompt_tokens");
+    c.output_tokens = read_lengths(a, "output_tokens");
+  } else if (c.process == "poisson") {
+    c.rate = a.rate("rate", Range::closed(0.0, kMaxRate));
+    c.rate_changes = read_rate_changes(a, duration);
+    c.prompt_tokens = read_lengths(a, "prompt_tokens");
+    c.output_tokens = read_lengths(a, "output_tokens");
+  } else {
+    c.format = a.choice_or("format", names_of(kTraceFormats), std::string(kTraceFormats[0].name));
+    const std::string file = a.text("file");
+    const std::filesystem::path p(file);
+    c.file = p.is_absolute() || scenario_dir.empty() ? file : (std::filesystem::path(scenario_dir) / p).string();
+  }
+  a.finish();
+  return c;
+}
+
+// serving.max_batch_per_gpu: an integer, or "max" (nullopt: what memory allows).
+std::optional<std::int64_t> read_batch_limit(ObjectReader& r) {
+  std::string source;
+  const nlohmann::json* b = r.take("max_batch_per_gpu", source);
+  if (b == nullptr || b->is_null() || (b->is_string() && b->get<std::string>() == "max")) {
+    r.record("max_batch_per_gpu", "max", b == nullptr || b->is_null() ? "default: what memory allows" : source);
+  } else if (b->is_number_integer() && b->get<std::int64_t>() >= 1 && static_cast<double>(b->get<std::int64_t>()) <= static_cast<double>(kMaxBatchPerGpu)) {
+    const std::int64_t limit = b->get<std::int64_t>();
+    r.record("max_batch_per_gpu", limit, source);
+    return limit;
+  } else {
+    r.fail("max_batch_per_gpu", "expected an integer in [1, 1048576] or \"max\", got " + describe_json(*b));
+  }
+  return std::nullopt;
+}
+
+// serving.cost: each price, or left out of the bill.
+CostConfig read_cost(ObjectReader& c) {
+  CostConfig cost;
+  const auto price = [&c](const char* key) -> std::optional<double> {
+    if (!c.has(key)) {
+      c.record(key, nullptr, "not given: left out of the bill");
+      return std::nullopt;
+    }
+    return c.number(key, Range::closed(0.0, 1e6));
+  };
+  cost.gpu_hour_usd = price("gpu_hour_usd");
+  cost.host_dram_gb_hour_usd = price("host_dram_gb_hour_usd");
+  cost.energy_kwh_usd = price("energy_kwh_usd");
+  c.finish();
+  return cost;
+}
+
+// serving.slo: the objectives given.
+SloConfig read_slo(ObjectReader& o) {
+  SloConfig slo;
+  slo.ttft = optional_seconds(o, "ttft");
+  slo.tpot = optional_seconds(o, "tpot");
+  slo.e2el = optional_seconds(o, "e2el");
+  o.finish();
+  return slo;
+}
+
+// serving.prefill: the mode and its pool or budget (`closed`: a fixed-concurrency benchmark).
+PrefillPoolConfig read_prefill_pool(ObjectReader& pf, bool closed) {
+  PrefillPoolConfig p;
+  p.mode = pf.choice_or("mode", names_of(kPrefillModes), "none");
+  if (p.disaggregated()) {
+    p.instances = static_cast<int>(pf.integer("instances", Range::closed(1, 4096)));
+    p.nodes_per_instance = static_cast<int>(pf.integer_or("nodes_per_instance", Range::closed(1, 1024), 1));
+    p.tokens_per_gpu = pf.integer_or("tokens_per_gpu", Range::closed(1, static_cast<double>(kMaxTokensPerStep)),
+                                     kDisaggregatedTokensPerGpu);
+  } else if (p.colocated()) {
+    p.tokens_per_gpu = pf.integer_or("tokens_per_gpu", Range::closed(1, static_cast<double>(kMaxTokensPerStep)),
+                                     kColocatedTokensPerGpu);
+  }
+  if (p.disaggregated() && closed) {
+    pf.fail("mode", "a fixed-concurrency benchmark (arrivals.process \"concurrency\") runs with prefill \"none\" or "
+                    "\"colocated\": the disaggregated prefill pool runs ahead of the decode loop, so a request's arrival "
+                    "cannot wait for another's completion");
+  }
+  pf.finish();
+  return p;
+}
+
+// serving.table: the step-time table's grid.
+StepTableConfig read_table(ObjectReader& t) {
+  StepTableConfig table;
+  table.batches = read_grid(t, "batches", static_cast<double>(kMaxBatchPerGpu));
+  table.contexts = read_grid(t, "contexts", kMaxTokens);
+  table.steps = t.integer_or("steps", Range::closed(1, kMaxTableSteps), 2);
+  t.finish();
+  return table;
+}
+
 }  // namespace
 
 ServingConfig read_serving(ObjectReader& r, const std::string& scenario_dir) {
@@ -184,89 +283,28 @@ ServingConfig read_serving(ObjectReader& r, const std::string& scenario_dir) {
   }
   {
     auto a = r.object("arrivals");
-    auto& c = s.arrivals;
-    c.process = a.choice("process", names_of(kArrivalProcesses));
-    if (c.closed_loop()) {
-      c.concurrency = a.integer("concurrency", Range::closed(1, kMaxRequests));
-      c.requests = a.integer("requests", Range::closed(1, kMaxRequests));
-      c.prompt_tokens = read_lengths(a, "prompt_tokens");
-      c.output_tokens = read_lengths(a, "output_tokens");
-    } else if (c.process == "poisson") {
-      c.rate = a.rate("rate", Range::closed(0.0, kMaxRate));
-      c.rate_changes = read_rate_changes(a, s.duration.value());
-      c.prompt_tokens = read_lengths(a, "prompt_tokens");
-      c.output_tokens = read_lengths(a, "output_tokens");
-    } else {
-      c.format = a.choice_or("format", names_of(kTraceFormats), std::string(kTraceFormats[0].name));
-      const std::string file = a.text("file");
-      const std::filesystem::path p(file);
-      c.file = p.is_absolute() || scenario_dir.empty() ? file : (std::filesystem::path(scenario_dir) / p).string();
-    }
-    a.finish();
+    s.arrivals = read_arrivals(a, s.duration.value(), scenario_dir);
   }
-  {
-    std::string source;
-    const nlohmann::json* b = r.take("max_batch_per_gpu", source);
-    if (b == nullptr || b->is_null() || (b->is_string() && b->get<std::string>() == "max")) {
-      r.record("max_batch_per_gpu", "max", b == nullptr || b->is_null() ? "default: what memory allows" : source);
-    } else if (b->is_number_integer() && b->get<std::int64_t>() >= 1 && static_cast<double>(b->get<std::int64_t>()) <= static_cast<double>(kMaxBatchPerGpu)) {
-      s.max_batch_per_gpu = b->get<std::int64_t>();
-      r.record("max_batch_per_gpu", *s.max_batch_per_gpu, source);
-    } else {
-      r.fail("max_batch_per_gpu", "expected an integer in [1, 1048576] or \"max\", got " + describe_json(*b));
-    }
-  }
+  s.max_batch_per_gpu = read_batch_limit(r);
   {
     auto c = r.object_or_empty("controller");
     s.controller = read_controller(c);
   }
   {
     auto c = r.object_or_empty("cost");
-    const auto price = [&c](const char* key) -> std::optional<double> {
-      if (!c.has(key)) {
-        c.record(key, nullptr, "not given: left out of the bill");
-        return std::nullopt;
-      }
-      return c.number(key, Range::closed(0.0, 1e6));
-    };
-    s.cost.gpu_hour_usd = price("gpu_hour_usd");
-    s.cost.host_dram_gb_hour_usd = price("host_dram_gb_hour_usd");
-    s.cost.energy_kwh_usd = price("energy_kwh_usd");
-    c.finish();
+    s.cost = read_cost(c);
   }
   {
     auto o = r.object_or_empty("slo");
-    s.slo.ttft = optional_seconds(o, "ttft");
-    s.slo.tpot = optional_seconds(o, "tpot");
-    s.slo.e2el = optional_seconds(o, "e2el");
-    o.finish();
+    s.slo = read_slo(o);
   }
   {
     auto pf = r.object_or_empty("prefill");
-    auto& p = s.prefill;
-    p.mode = pf.choice_or("mode", names_of(kPrefillModes), "none");
-    if (p.disaggregated()) {
-      p.instances = static_cast<int>(pf.integer("instances", Range::closed(1, 4096)));
-      p.nodes_per_instance = static_cast<int>(pf.integer_or("nodes_per_instance", Range::closed(1, 1024), 1));
-      p.tokens_per_gpu = pf.integer_or("tokens_per_gpu", Range::closed(1, static_cast<double>(kMaxTokensPerStep)),
-                                       kDisaggregatedTokensPerGpu);
-    } else if (p.colocated()) {
-      p.tokens_per_gpu = pf.integer_or("tokens_per_gpu", Range::closed(1, static_cast<double>(kMaxTokensPerStep)),
-                                       kColocatedTokensPerGpu);
-    }
-    if (p.disaggregated() && s.arrivals.closed_loop()) {
-      pf.fail("mode", "a fixed-concurrency benchmark (arrivals.process \"concurrency\") runs with prefill \"none\" or "
-                      "\"colocated\": the disaggregated prefill pool runs ahead of the decode loop, so a request's arrival "
-                      "cannot wait for another's completion");
-    }
-    pf.finish();
+    s.prefill = read_prefill_pool(pf, s.arrivals.closed_loop());
   }
   {
     auto t = r.object_or_empty("table");
-    s.table.batches = read_grid(t, "batches", static_cast<double>(kMaxBatchPerGpu));
-    s.table.contexts = read_grid(t, "contexts", kMaxTokens);
-    s.table.steps = t.integer_or("steps", Range::closed(1, kMaxTableSteps), 2);
-    t.finish();
+    s.table = read_table(t);
   }
   r.finish();
   return s;
