@@ -1,11 +1,12 @@
 // Building the step-time table of a serving run from real Simulation runs (sim/engine): one run
 // of a few decode steps per grid point, every GPU at the point's batch and every request at its
-// context. The only part of sim/serving that runs SimGrid.
+// context. With table_checks.h (the direct runs `bench` compares against), the only part of
+// sim/serving that runs SimGrid.
 //
-// Each point runs the scenario with HBM and host memory made large enough to hold it (step time
-// does not depend on the capacities, only on bandwidths and compute) and, in offload mode, with
-// every request offloaded; a second table with cache.mode "gpu" prices GPU-only requests when
-// memory protection can keep some GPU-only. Runs in one process share SimGrid's clock, whose
+// Each point is a DecodeRun of the scenario (sim/config/run_request.h) whose memory does not bound
+// it (MemoryBound::unbounded: step time does not depend on the capacities, only on bandwidths and
+// compute) and, in offload mode, with every request offloaded; a second table in the GPU cache mode
+// prices GPU-only requests when memory protection can keep some GPU-only. Runs in one process share SimGrid's clock, whose
 // rounding moves times by ~1e-16 relative between the first and a later run; results depend on
 // the runs only through the table, built in the same order every time, so they stay
 // byte-identical for the same binary, scenario and seed.
