@@ -5,7 +5,6 @@
 #include <set>
 #include <string>
 
-#include "sim/serving/prefill_pool.h"
 #include "sim/serving/serving_loop.h"
 
 namespace ess {
@@ -66,7 +65,7 @@ ResourceEstimate estimate_tables(const Scenario& s, const ServingMemory& memory,
   // Offload runs of one table share their cache simulation through its access store: one per
   // context (its sampled requests do not depend on the batch or the chunk).
   std::set<std::int64_t> simulated;  // contexts whose cache simulation the store holds
-  const auto decode_run = [&](const DecodeRun& run) {
+  const auto price_decode = [&](const DecodeRun& run) {
     ResourceEstimate e = estimate_resources(run, *run.workload.batch_per_gpu, run.workload.decode_steps, 0, 0.0);
     if (run.offload() && !simulated.insert(run.workload.context_length).second) {
       std::erase_if(e.wall, [](const ResourceEstimate::Part& part) { return part.what == kCacheSimulationPart; });
@@ -75,14 +74,14 @@ ResourceEstimate estimate_tables(const Scenario& s, const ServingMemory& memory,
     ++runs;
   };
   const StepModelRuns model = step_model_runs(s, memory, decode);
-  for (const DecodeRun& run : model.offload) decode_run(run);
-  for (const DecodeRun& run : model.gpu) decode_run(run);
+  for (const DecodeRun& run : model.offload) price_decode(run);
+  for (const DecodeRun& run : model.gpu) price_decode(run);
   const PrefillPoolConfig& pf = s.serving->prefill;
   if (pf.colocated()) {
     simulated.clear();  // the chunk model has a store of its own
     for (const ChunkSliceRuns& slice : chunk_model_runs(s, memory, decode, chunk_table_grid(s, requests), requests).slices) {
-      decode_run(slice.reference);
-      for (const DecodeRun& run : slice.points) decode_run(run);
+      price_decode(slice.reference);
+      for (const DecodeRun& run : slice.points) price_decode(run);
     }
     total.wall.front().knob += ", serving.prefill.tokens_per_gpu";
   }
