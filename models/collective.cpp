@@ -71,6 +71,32 @@ Seconds allreduce_time(int gpus, Bytes bytes, const Hardware& hw) {
   return c.allreduce_latency + hw.network.latency + traffic / bw;
 }
 
+namespace {
+
+// The ring traffic of one half of an all-reduce (an all-gather or a reduce-scatter) of `share`
+// bytes per GPU: (G-1) shares cross each GPU's links, at the all-reduce's bus bandwidth.
+Seconds half_allreduce_time(std::string_view op, int gpus, Bytes share, const Hardware& hw) {
+  const bool multi_node = check_group(op, gpus, share, hw);
+  if (gpus == 1) return Seconds(0.0);
+  const CollectiveParams& c = hw.collectives;
+  check::positive("", "hardware.collectives.allreduce_bus_bandwidth", c.allreduce_bus_bandwidth.value(), "B/s");
+  check::non_negative("", "hardware.collectives.allreduce_latency", c.allreduce_latency.value(), "s");
+  const Bytes traffic = share * (static_cast<double>(gpus) - 1.0);
+  if (!multi_node) return c.allreduce_latency + traffic / c.allreduce_bus_bandwidth;
+  const BytesPerSecond bw = std::min(c.allreduce_bus_bandwidth, hw.network.bandwidth_per_gpu);
+  return c.allreduce_latency + hw.network.latency + traffic / bw;
+}
+
+}  // namespace
+
+Seconds allgather_time(int gpus, Bytes share, const Hardware& hw) {
+  return half_allreduce_time("allgather_time", gpus, share, hw);
+}
+
+Seconds reduce_scatter_time(int gpus, Bytes share, const Hardware& hw) {
+  return half_allreduce_time("reduce_scatter_time", gpus, share, hw);
+}
+
 Seconds alltoall_time(int gpus, Bytes bytes, const Hardware& hw) {
   const bool multi_node = check_group("alltoall_time", gpus, bytes, hw);
   if (gpus == 1) return Seconds(0.0);

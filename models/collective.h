@@ -25,6 +25,17 @@ namespace ess {
 // of L, bytes < 0, or a needed bandwidth <= 0.
 [[nodiscard]] Seconds allreduce_time(int gpus, Bytes bytes, const Hardware& hw);
 
+// All-gather: each of the G GPUs contributes `share` bytes and ends with all G shares; a
+// reduce-scatter: each holds G shares and ends with the sum of its own. Each is one half of a ring
+// all-reduce, priced with its calibrated parameters ((G-1) shares cross each GPU's links):
+//   G == 1:  0
+//   G <= L:  allreduce_latency + (G-1) share / allreduce_bus_bandwidth
+//   G >  L:  allreduce_latency + network.latency + (G-1) share / min(allreduce_bus_bandwidth, network.bandwidth_per_gpu)
+// (the latency is the all-reduce's, not half of it: one launch and one synchronisation). Same
+// errors as allreduce_time.
+[[nodiscard]] Seconds allgather_time(int gpus, Bytes share, const Hardware& hw);
+[[nodiscard]] Seconds reduce_scatter_time(int gpus, Bytes share, const Hardware& hw);
+
 // All-to-all: each GPU scatters its `bytes` evenly over the G GPUs (its own 1/G share stays local),
 // priced as the engine carries it (one flow per port, hardware.h CollectiveParams):
 //   intra(b) = alltoall_latency + b / (alltoall_nvlink_efficiency nvlink.bandwidth)

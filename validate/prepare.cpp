@@ -50,7 +50,7 @@ std::string scenario_identity(const Scenario& scenario) {
 std::vector<std::string> gemm_shape_rows(const Scenario& scenario) {
   const int tp = scenario.parallelism.tensor_parallel;
   std::vector<std::string> rows;
-  for (const WeightGemm& g : weight_gemms(scenario.model, tp, scenario.parallelism.expert_parallel, scenario.workload.mtp.depth)) {
+  for (const WeightGemm& g : weight_gemms(scenario.model, scenario.parallelism, scenario.workload.mtp.depth)) {
     std::ostringstream row;
     row << scenario.model.name << ',' << tp << ',' << g.name << ',' << to_string(g.form) << ',' << g.n << ',' << g.k
         << ',' << to_string(g.dtype);

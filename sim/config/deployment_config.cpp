@@ -40,25 +40,56 @@ Parallelism read_parallelism(ObjectReader& r, const ModelConfig& model, const Ha
     }
   }
   if (model.moe) {
+    // One MoE group spans the replica under tensor-parallel attention, and at most all GPUs under
+    // DP attention.
+    const int span = p.tensor_parallel > 1 ? p.tensor_parallel : world;
+    const std::string span_text = p.tensor_parallel > 1 ? "the replica's " + std::to_string(span) + " GPUs (tensor_parallel)"
+                                                        : "the " + world_text;
     const bool stated = r.has("expert_parallel");
-    p.expert_parallel = static_cast<int>(r.integer_or("expert_parallel", Range::closed(1, world), world));
+    p.expert_parallel = static_cast<int>(r.integer_or("expert_parallel", Range::closed(1, world), span));
     const std::string ep = "expert_parallel (" + std::to_string(p.expert_parallel) +
-                           (stated ? ")" : ", the default: all GPUs)");
+                           (stated ? ")" : ", the default: " + span_text + ")");
+    const bool moe_tp_stated = r.has("moe_tensor_parallel");
+    if (moe_tp_stated) {
+      p.moe_tensor_parallel = static_cast<int>(r.integer("moe_tensor_parallel", Range::closed(1, span)));
+      if (!stated && p.moe_tensor_parallel > 1) {
+        r.fail("expert_parallel", "moe_tensor_parallel is " + std::to_string(p.moe_tensor_parallel) +
+                                      ": state expert_parallel too (the experts' EP ranks; expert_parallel x "
+                                      "moe_tensor_parallel GPUs hold one copy of them, at most " + span_text + ")");
+      }
+    }
     if (world % p.expert_parallel != 0) r.fail("expert_parallel", ep + " must divide the " + world_text);
-    // With tensor-parallel attention every GPU of a replica holds all of its tokens after the
-    // attention all-reduce: the experts are then either split over those GPUs (expert_parallel =
-    // tensor_parallel, no all-to-all) or each sharded over them (expert_parallel 1, TP MoE).
-    if (p.tensor_parallel > 1 && p.expert_parallel != 1 && p.expert_parallel != p.tensor_parallel) {
-      r.fail("expert_parallel", ep + " with tensor_parallel " + std::to_string(p.tensor_parallel) +
-                                    ": with tensor-parallel attention the experts are split over the replica's GPUs "
-                                    "(expert_parallel = tensor_parallel) or sharded by TP (expert_parallel 1); "
-                                    "for expert parallelism across replicas use tensor_parallel 1 (DP attention)");
+    if (p.tensor_parallel > 1) {
+      // Every GPU of a replica holds all of its tokens after the attention all-reduce: the experts
+      // are split over the replica's GPUs by EP and, within an EP rank, by TP.
+      if (span % p.expert_parallel != 0) {
+        r.fail("expert_parallel", ep + " with tensor_parallel " + std::to_string(span) +
+                                      ": with tensor-parallel attention the experts live on the replica's GPUs, so "
+                                      "expert_parallel must divide tensor_parallel (the rest of the replica splits "
+                                      "each expert: moe_tensor_parallel = tensor_parallel / expert_parallel); for "
+                                      "expert parallelism across replicas use tensor_parallel 1 (DP attention)");
+      }
+      if (!moe_tp_stated) {
+        p.moe_tensor_parallel = span / p.expert_parallel;
+        r.record("moe_tensor_parallel", p.moe_tensor_parallel, "default: tensor_parallel / expert_parallel");
+      } else if (p.expert_parallel * p.moe_tensor_parallel != span) {
+        r.fail("moe_tensor_parallel", "expert_parallel x moe_tensor_parallel (" + std::to_string(p.expert_parallel) + " x " +
+                                          std::to_string(p.moe_tensor_parallel) + ") must equal tensor_parallel (" +
+                                          std::to_string(span) + "): under tensor-parallel attention the MoE group is the replica");
+      }
+    } else {
+      if (!moe_tp_stated) r.record("moe_tensor_parallel", 1, "default: experts not split (DP attention)");
+      if (world % p.moe_group() != 0) {
+        r.fail(moe_tp_stated ? "moe_tensor_parallel" : "expert_parallel",
+               "expert_parallel x moe_tensor_parallel (" + std::to_string(p.expert_parallel) + " x " +
+                   std::to_string(p.moe_tensor_parallel) + ") must divide the " + world_text);
+      }
     }
     const std::int64_t routed = model.moe->routed_experts;
     p.redundant_experts = static_cast<int>(r.integer_or("redundant_experts", Range::closed(0, static_cast<double>(routed)), 0));
     if (p.redundant_experts > 0 && p.expert_parallel == 1) {
-      r.fail("redundant_experts", "redundant experts balance expert parallelism; expert_parallel is 1 (every GPU holds "
-                                  "every expert), so redundant_experts must be 0");
+      r.fail("redundant_experts", "redundant experts balance expert parallelism; expert_parallel is 1 (every GPU of a MoE "
+                                  "group holds every expert, or its share of each), so redundant_experts must be 0");
     }
     const std::int64_t physical = routed + p.redundant_experts;
     if (physical % p.expert_parallel != 0) {
@@ -87,6 +118,14 @@ Parallelism read_parallelism(ObjectReader& r, const ModelConfig& model, const Ha
       }
     }
     p.expert_parallel = static_cast<int>(r.integer_or("expert_parallel", Range::closed(1, 1), 1));
+    if (r.has("moe_tensor_parallel")) {
+      std::string source;
+      const nlohmann::json* v = r.take("moe_tensor_parallel", source);
+      if (!(v->is_number_integer() && v->get<std::int64_t>() == 1)) {
+        r.fail("moe_tensor_parallel", model.name + " has no experts (dense MLP: tensor_parallel splits it), so "
+                                          "moe_tensor_parallel must be 1, got " + describe_json(*v));
+      }
+    }
   }
   r.finish();
   return p;
@@ -99,9 +138,9 @@ ExecutionConfig read_execution(ObjectReader& r, const Workload& w, const Paralle
     r.fail("micro_batches", "two micro-batches need at least 2 requests per GPU, but workload.batch_per_gpu is " +
                                 std::to_string(*w.batch_per_gpu));
   }
-  if (e.micro_batches == 2 && p.expert_parallel == 1 && p.tensor_parallel == 1) {
+  if (e.micro_batches == 2 && p.expert_parallel == 1 && p.tensor_parallel == 1 && p.moe_tensor_parallel == 1) {
     r.fail("micro_batches", "two-batch overlap hides communication behind compute; this layout has none "
-                            "(expert_parallel and tensor_parallel are 1): use micro_batches 1");
+                            "(expert_parallel, tensor_parallel and moe_tensor_parallel are 1): use micro_batches 1");
   }
   if (r.has("step_overhead")) {
     e.step_overhead = r.seconds("step_overhead", Range::closed(0.0, 1.0));

@@ -11,14 +11,31 @@
 
 namespace ess {
 
+// Attention and MoE are laid out independently, as the engines' launch flags choose them:
+// attention_dp x tensor_parallel = all GPUs; the routed experts live in MoE groups of
+// expert_parallel x moe_tensor_parallel GPUs (each expert on one EP rank, its columns split over
+// moe_tensor_parallel GPUs). Under tensor-parallel attention the MoE group is the replica
+// (expert_parallel x moe_tensor_parallel = tensor_parallel: every GPU of the replica holds its
+// tokens; an all-reduce sums the partial outputs). Under DP attention (tensor_parallel 1) with
+// moe_tensor_parallel 1 tokens travel by all-to-all to their experts' EP ranks; with
+// moe_tensor_parallel > 1 every GPU of the MoE group all-gathers the group's tokens, computes its
+// shards of its experts on them and a reduce-scatter returns each GPU its own tokens' sums (SGLang's
+// DP attention with a tensor-parallel MoE).
 struct Parallelism {
   int attention_dp = 1;     // data-parallel replicas of attention (each holds its own requests)
   int tensor_parallel = 1;  // GPUs sharing one attention/MLP replica by splitting heads/columns
-  int expert_parallel = 1;  // GPUs the routed experts are spread over (1 for dense models)
+  int expert_parallel = 1;  // EP ranks of a MoE group: each holds 1/expert_parallel of the experts (1 for dense models)
   // Extra physical copies of routed experts (EPLB's redundant experts): routed + redundant physical
   // experts are spread evenly over the expert-parallel group, so EP sizes that do not divide the
   // routed experts work (EP72 with 288 physical experts). 0 for dense models.
   int redundant_experts = 0;
+  int moe_tensor_parallel = 1;  // GPUs each expert's columns are split over (1 for dense models)
+
+  // GPUs holding one copy of the routed experts: expert_parallel x moe_tensor_parallel.
+  [[nodiscard]] int moe_group() const { return expert_parallel * moe_tensor_parallel; }
+  // DP attention with a tensor-parallel MoE: the MoE block all-gathers its group's tokens and
+  // reduce-scatters the outputs (no all-to-all).
+  [[nodiscard]] bool gathers_tokens() const { return tensor_parallel == 1 && moe_tensor_parallel > 1; }
 };
 
 // How the serving engine runs one decode step.

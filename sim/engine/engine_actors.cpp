@@ -178,7 +178,11 @@ void run_compute(RunState& st, int step, int gpu, const Segment& seg) {
 }
 
 // Barrier key of a collective: its kind and micro-batch (each lane synchronises on its own).
-int barrier_kind(const Segment& seg) { return (seg.kind == SegmentKind::alltoall ? 0 : 1) + 2 * seg.lane; }
+// 0: an EP group's all-to-all; 1: a replica's all-reduce; 2: a MoE group's all-gather or reduce-scatter.
+int barrier_kind(const Segment& seg) {
+  const int scope = seg.kind == SegmentKind::alltoall ? 0 : (seg.moe_group ? 2 : 1);
+  return scope + 3 * seg.lane;
+}
 
 CollectiveRun do_collective(RunState& st, int gpu, const Segment& seg, bool beside_compute) {
   CollectiveRun c;
@@ -591,10 +595,14 @@ EngineRun run_engine(const RunBase& run, bool offload, PlanCache& plans, std::in
   st.t0 = sg4::Engine::get_clock();
   const int tp = run.parallelism.tensor_parallel;
   const int ep = run.parallelism.expert_parallel;
+  const int moe_group = run.parallelism.gathers_tokens() ? run.parallelism.moe_group() : gpus;
   const int lanes = scenario.execution.micro_batches;
   for (int lane = 0; lane < lanes; ++lane) {
-    for (int g = 0; g < gpus / ep; ++g) st.barriers[{0 + 2 * lane, g}] = sg4::Barrier::create(static_cast<unsigned>(ep));
-    for (int g = 0; g < gpus / tp; ++g) st.barriers[{1 + 2 * lane, g}] = sg4::Barrier::create(static_cast<unsigned>(tp));
+    for (int g = 0; g < gpus / ep; ++g) st.barriers[{0 + 3 * lane, g}] = sg4::Barrier::create(static_cast<unsigned>(ep));
+    for (int g = 0; g < gpus / tp; ++g) st.barriers[{1 + 3 * lane, g}] = sg4::Barrier::create(static_cast<unsigned>(tp));
+    for (int g = 0; g < gpus / moe_group; ++g) {
+      st.barriers[{2 + 3 * lane, g}] = sg4::Barrier::create(static_cast<unsigned>(moe_group));
+    }
   }
   st.comm_engines.resize(idx(gpus));
   st.clocks.resize(idx(gpus));

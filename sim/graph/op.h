@@ -66,13 +66,16 @@ struct Segment {
   int layer = -1;          // model layer (MTP modules follow the main layers); -1: embedding / head
   std::string_view label;  // "attention", "experts", "dispatch", ...
   std::vector<Op> ops;     // compute only, in execution order
-  Seconds duration;        // compute: sum of the ops; allreduce: the cost model's time
+  Seconds duration;        // compute: sum of the ops; allreduce (any fixed-time collective): the cost model's time
   // alltoall: bytes this GPU sends to, and receives from, every GPU of its expert-parallel group
   // (index = rank in the group: global rank = group x expert_parallel + index; the own entry stays
   // local and is ignored). Tokens never leave their EP group, so nothing is kept for other GPUs.
   std::vector<double> send_bytes;
   std::vector<double> recv_bytes;
-  int group = 0;  // collective group (EP group or TP replica); members must all reach it
+  int group = 0;  // collective group (EP group, TP replica or MoE group); members must all reach it
+  // allreduce kind: the collective synchronises the MoE group (DP attention's all-gather and
+  // reduce-scatter around a tensor-parallel MoE) instead of the attention replica.
+  bool moe_group = false;
   // alltoall: the share of the GPU's SMs its kernels hold from submission to end (compute beside
   // it, under two-batch overlap, runs on the rest); 0 for kernels that hold none while in flight.
   double sm_fraction = 0.0;

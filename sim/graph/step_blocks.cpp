@@ -40,6 +40,7 @@ StepBlocks::StepBlocks(const RunBase& run)
       gpus_(run.gpus()),
       tp_(run.parallelism.tensor_parallel),
       ep_(run.parallelism.expert_parallel),
+      moe_tp_(run.parallelism.moe_tensor_parallel),
       physical_experts_(m_.moe ? m_.moe->routed_experts + run.parallelism.redundant_experts : 0),
       layers_total_(static_cast<int>(m_.layers) + run.workload.mtp.depth - 1) {
   if (m_.moe) {
@@ -210,42 +211,69 @@ double StepBlocks::normal_alltoall_sm_fraction() const {
   return static_cast<double>(sms) / static_cast<double>(*hw_.gpu.sm_count);
 }
 
-void StepBlocks::add_tp_moe(std::vector<GpuStepPlan>& gpus, int layer, std::int64_t T, Rng& rng) const {
+void StepBlocks::add_group_moe(std::vector<GpuStepPlan>& gpus, int layer, std::int64_t T, Rng& rng,
+                               std::int64_t max_routed) const {
   const auto& moe = *m_.moe;
   const DType act = m_.activation_dtype;
-  // Experts split over the replica's GPUs (ep = tp) or each sharded over them (ep = 1).
-  const bool split = ep_ == tp_;
-  const std::int64_t experts_per_gpu = split ? physical_experts_ / ep_ : physical_experts_;
-  const std::int64_t width = split ? moe.expert_intermediate : moe.expert_intermediate / tp_;
-  const std::int64_t shared_width = moe.expert_intermediate * moe.shared_experts / tp_;
-  std::vector<std::int64_t> rows(static_cast<std::size_t>(tp_ * experts_per_gpu));  // [rank][local expert]
+  // Under TP attention the MoE group is the replica and every GPU of it already holds the
+  // replica's T tokens; under DP attention each GPU all-gathers the group's tokens first.
+  const bool gather = tp_ == 1;
+  const int group = gather ? ep_ * moe_tp_ : tp_;
+  const std::int64_t experts_per_rank = physical_experts_ / ep_;
+  const std::int64_t width = moe.expert_intermediate / moe_tp_;
+  const std::int64_t shared_width = moe.expert_intermediate * moe.shared_experts / group;
+  const std::int64_t tokens = gather ? T * group : T;
+  // DP attention gathers thousands of prefill tokens per GPU: at most max_routed per GPU are
+  // routed one by one, the counts scaled (as add_moe's all-to-all path); under TP attention every
+  // token is routed.
+  const std::int64_t routed = gather && max_routed > 0 ? std::min(tokens, max_routed * group) : tokens;
+  const Bytes share(static_cast<double>(T * m_.hidden) * bytes_per_element(act));
+  const auto gather_segment = [&](std::string_view label, int g, Seconds time) {
+    Segment seg;
+    seg.kind = SegmentKind::allreduce;
+    seg.layer = layer;
+    seg.label = label;
+    seg.group = g;
+    seg.moe_group = true;
+    seg.duration = time;
+    return seg;
+  };
+  std::vector<std::int64_t> rows(static_cast<std::size_t>(ep_ * experts_per_rank));  // [EP rank][local expert]
   std::vector<std::int64_t> picked(static_cast<std::size_t>(moe.experts_per_token));
-  for (int replica = 0; replica < gpus_ / tp_; ++replica) {
+  for (int g = 0; g < gpus_ / group; ++g) {
     std::fill(rows.begin(), rows.end(), 0);
-    // Every GPU of the replica holds all T tokens; each picks experts_per_token distinct experts.
+    // Each token picks experts_per_token distinct physical experts (slot = EP rank x experts per
+    // rank + local expert).
     const ExpertRouting::Pass pass = routing_->pass(layer, rng);
-    for (std::int64_t tok = 0; tok < T; ++tok) {
+    for (std::int64_t tok = 0; tok < routed; ++tok) {
       pass.route(rng, picked);
-      for (const std::int64_t e : picked) {
-        if (split) {
-          ++rows[static_cast<std::size_t>(e)];  // rank e / experts_per_gpu, local expert e % experts_per_gpu
-        } else {
-          for (int rank = 0; rank < tp_; ++rank) ++rows[static_cast<std::size_t>(rank * experts_per_gpu + e)];
-        }
-      }
+      for (const std::int64_t e : picked) ++rows[static_cast<std::size_t>(e)];
     }
-    for (int rank = 0; rank < tp_; ++rank) {
-      auto& out = gpus[static_cast<std::size_t>(replica * tp_ + rank)].segments;
-      add_moe_input(out, layer, T, shared_width);
+    if (routed < tokens) {
+      const double scale = static_cast<double>(tokens) / static_cast<double>(routed);
+      for (std::int64_t& n : rows) n = std::llround(static_cast<double>(n) * scale);
+    }
+    for (int rank = 0; rank < group; ++rank) {
+      auto& out = gpus[static_cast<std::size_t>(g * group + rank)].segments;
+      if (gather) out.push_back(gather_segment(segname::moe_allgather, g, allgather_time(group, share, hw_)));
+      add_moe_input(out, layer, tokens, shared_width);
+      // The GPUs of one EP rank are adjacent; each computes its moe_tensor_parallel share of the
+      // rank's experts' columns.
+      const std::size_t ep_rank = static_cast<std::size_t>(rank / moe_tp_);
       add_experts(out, layer,
-                  std::span<const std::int64_t>(rows.data() + rank * experts_per_gpu, static_cast<std::size_t>(experts_per_gpu)),
+                  std::span<const std::int64_t>(rows.data() + ep_rank * static_cast<std::size_t>(experts_per_rank),
+                                                static_cast<std::size_t>(experts_per_rank)),
                   width);
-      // This GPU's partial sum of the experts' (and shared expert's) outputs, summed over the
-      // replica by the all-reduce, then the residual add.
+      // This GPU's partial sum of the experts' (and shared expert's) outputs, summed over the group
+      // by the all-reduce (or reduce-scattered back to the tokens' GPUs), then the residual add.
       append(out, layer, segname::moe_out,
              kernel(opname::combine_sum, OpCategory::elementwise,
-                       elementwise({T * m_.hidden, static_cast<int>(moe.experts_per_token) + 1, 1, act}, hw_)));
-      close_with_allreduce(out, layer, segname::moe_allreduce, T, replica);
+                    elementwise({tokens * m_.hidden, static_cast<int>(moe.experts_per_token) + 1, 1, act}, hw_)));
+      if (gather) {
+        out.push_back(gather_segment(segname::moe_reduce_scatter, g, reduce_scatter_time(group, share, hw_)));
+      } else {
+        close_with_allreduce(out, layer, segname::moe_allreduce, T, g);
+      }
       append(out, layer, segname::moe_out,
              kernel(opname::moe_residual, OpCategory::elementwise, elementwise({T * m_.hidden, 2, 1, act}, hw_)));
     }
@@ -370,8 +398,8 @@ StepBlocks::ExpertTraffic StepBlocks::route_experts(int layer, std::int64_t T, R
 
 void StepBlocks::add_moe(std::vector<GpuStepPlan>& gpus, int layer, std::int64_t T, Rng& rng, AlltoallDedup dedup,
                          std::int64_t max_routed) const {
-  if (tp_ > 1) {
-    add_tp_moe(gpus, layer, T, rng);
+  if (tp_ > 1 || moe_tp_ > 1) {
+    add_group_moe(gpus, layer, T, rng, max_routed);
     return;
   }
   const auto& moe = *m_.moe;

@@ -6,9 +6,11 @@
 // Layout: GPUs are split into attention data-parallel replicas of `tensor_parallel` GPUs each
 // (replica r = GPUs [r*tp, (r+1)*tp)); routed experts are spread over expert-parallel groups of
 // `expert_parallel` GPUs (group g = GPUs [g*ep, (g+1)*ep)), each holding every expert once.
-// MoE layouts: tp 1 with EP over replicas (DP attention + EP: all-to-all dispatch and combine);
-// tp > 1 with ep = tp (TP attention, experts split over the replica: an all-reduce) or ep = 1
-// (TP attention and TP experts: an all-reduce). Physical experts (routed + redundant) are spread
+// MoE layouts (sim/config/deployment_config.h): tp 1 with EP over replicas (DP attention + EP:
+// all-to-all dispatch and combine); tp 1 with moe_tensor_parallel > 1 (DP attention + TP MoE: an
+// all-gather of the MoE group's tokens, a reduce-scatter back); tp > 1 with expert_parallel x
+// moe_tensor_parallel = tp (TP attention, experts split over the replica by EP and within an EP
+// rank by TP: an all-reduce). Physical experts (routed + redundant) are spread
 // evenly over the group; where a routed token copy lands follows the expert-load model
 // (expert_routing.h). No SimGrid here.
 #pragma once
@@ -107,9 +109,12 @@ class StepBlocks {
   // tokens / routed): each token picks experts_per_token distinct physical experts of its EP group.
   [[nodiscard]] ExpertTraffic route_experts(int layer, std::int64_t tokens, Rng& rng, AlltoallDedup dedup,
                                             std::int64_t max_routed) const;
-  // The same under tensor-parallel attention: experts split over the replica (ep = tp) or
-  // sharded by TP (ep = 1); no all-to-all, an all-reduce of the partial outputs.
-  void add_tp_moe(std::vector<GpuStepPlan>& gpus, int layer, std::int64_t tokens, Rng& rng) const;
+  // The MoE block of a MoE group whose GPUs all compute the group's tokens: under tensor-parallel
+  // attention the replica (its tokens; an all-reduce sums the partial outputs), under DP attention
+  // with moe_tensor_parallel > 1 the expert_parallel x moe_tensor_parallel GPUs of the group (an
+  // all-gather of their tokens before, a reduce-scatter after). Each GPU computes its EP rank's
+  // experts at 1/moe_tensor_parallel of their width, and 1/group of the shared expert's.
+  void add_group_moe(std::vector<GpuStepPlan>& gpus, int layer, std::int64_t tokens, Rng& rng, std::int64_t max_routed) const;
   // The MoE block's input on one GPU: norm, router, top-k, shared expert (width per GPU).
   void add_moe_input(std::vector<Segment>& out, int layer, std::int64_t tokens, std::int64_t shared_width) const;
   // The routed experts of one GPU: grouped gate/up, activation, grouped down over each expert's
@@ -123,6 +128,7 @@ class StepBlocks {
   int gpus_;
   int tp_;
   int ep_;
+  int moe_tp_;
   std::int64_t physical_experts_;         // routed + redundant (MoE models)
   std::optional<ExpertRouting> routing_;  // MoE models: where routed token copies land
   int layers_total_;

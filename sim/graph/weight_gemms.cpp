@@ -11,8 +11,19 @@ namespace ess {
 std::vector<WeightGemm> weight_gemms(const ModelConfig& m, int tensor_parallel, int expert_parallel, int mtp_depth) {
   if (tensor_parallel < 1) throw InternalError("weight_gemms: tensor_parallel must be >= 1");
   if (expert_parallel < 1) throw InternalError("weight_gemms: expert_parallel must be >= 1");
+  Parallelism p;
+  p.tensor_parallel = tensor_parallel;
+  p.expert_parallel = expert_parallel;
+  p.moe_tensor_parallel = tensor_parallel > 1 && tensor_parallel % expert_parallel == 0 ? tensor_parallel / expert_parallel : 1;
+  return weight_gemms(m, p, mtp_depth);
+}
+
+std::vector<WeightGemm> weight_gemms(const ModelConfig& m, const Parallelism& p, int mtp_depth) {
+  if (p.tensor_parallel < 1) throw InternalError("weight_gemms: tensor_parallel must be >= 1");
+  if (p.expert_parallel < 1) throw InternalError("weight_gemms: expert_parallel must be >= 1");
+  if (p.moe_tensor_parallel < 1) throw InternalError("weight_gemms: moe_tensor_parallel must be >= 1");
   if (mtp_depth < 1) throw InternalError("weight_gemms: mtp_depth must be >= 1");
-  const std::int64_t tp = tensor_parallel;
+  const std::int64_t tp = p.tensor_parallel;
   const DType w = m.weight_dtype;
   const DType act = m.activation_dtype;
   const std::int64_t heads = m.attention.heads / tp;  // query heads per GPU
@@ -55,10 +66,12 @@ std::vector<WeightGemm> weight_gemms(const ModelConfig& m, int tensor_parallel, 
   if (any_moe) {  // add_moe: router and shared experts on every GPU, routed experts grouped
     const auto& e = *m.moe;
     add(opname::router, dense, e.routed_experts, m.hidden, DType::bf16);
-    // Under tensor parallelism (add_tp_moe) the shared experts are sharded over the replica, and
-    // the routed ones too unless they are split over it (expert_parallel = tensor_parallel).
-    const std::int64_t shared_width = e.expert_intermediate * e.shared_experts / tp;
-    const std::int64_t routed_width = tp > 1 && expert_parallel != tp ? e.expert_intermediate / tp : e.expert_intermediate;
+    // In a MoE group whose GPUs compute the same tokens (add_group_moe: TP attention, or DP
+    // attention gathering them) the shared experts are sharded over the group; the routed ones
+    // are split over moe_tensor_parallel GPUs.
+    const std::int64_t shared_shards = tp > 1 ? tp : (p.gathers_tokens() ? p.moe_group() : 1);
+    const std::int64_t shared_width = e.expert_intermediate * e.shared_experts / shared_shards;
+    const std::int64_t routed_width = e.expert_intermediate / p.moe_tensor_parallel;
     if (shared_width > 0) {
       add(opname::shared_gate_up, dense, 2 * shared_width, m.hidden, w);
       add(opname::shared_down, dense, m.hidden, shared_width, w);

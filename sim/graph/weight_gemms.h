@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "models/dtype.h"
+#include "sim/config/deployment_config.h"
 #include "sim/config/model_config.h"
 
 namespace ess {
@@ -50,6 +51,9 @@ struct WeightGemm {
 // one, the LM head, then eh_proj.
 // Throws InternalError if tensor_parallel, expert_parallel or mtp_depth < 1 (the scenario loader
 // checks them).
+[[nodiscard]] std::vector<WeightGemm> weight_gemms(const ModelConfig& model, const Parallelism& parallelism, int mtp_depth);
+// The same for a layout without moe_tensor_parallel stated: tensor_parallel / expert_parallel
+// under TP attention, 1 under DP attention (the reader's default).
 [[nodiscard]] std::vector<WeightGemm> weight_gemms(const ModelConfig& model, int tensor_parallel, int expert_parallel,
                                                    int mtp_depth);
 

@@ -67,16 +67,18 @@ double dense_mlp_weights(const ModelConfig& m, int tp) {
          matrix(width, m.hidden, m.weight_dtype);
 }
 
-double moe_weights(const ModelConfig& m, int ep, int redundant, int tp) {
+double moe_weights(const ModelConfig& m, const Parallelism& p) {
   const auto& e = *m.moe;
-  const std::int64_t physical = e.routed_experts + redundant;
-  // Shared experts are sharded over TP ranks; routed experts too when they are not split by EP
-  // (expert_parallel 1 with tensor_parallel > 1).
-  const double routed_shards = ep == 1 ? d(tp) : 1.0;
+  const std::int64_t physical = e.routed_experts + p.redundant_experts;
+  // Routed experts: 1/expert_parallel of them per GPU, each split over moe_tensor_parallel GPUs.
+  // Shared experts are sharded over the MoE group when its GPUs compute the same tokens (TP
+  // attention, or DP attention gathering them), else each GPU holds them whole.
+  const int shared_shards = p.tensor_parallel > 1 ? p.tensor_parallel : (p.gathers_tokens() ? p.moe_group() : 1);
   const double expert = 2 * matrix(m.hidden, e.expert_intermediate, m.weight_dtype) +
                         matrix(e.expert_intermediate, m.hidden, m.weight_dtype);
   return norm_weights(m.hidden, m.activation_dtype) + matrix(m.hidden, e.routed_experts, DType::bf16) +  // router
-         d(e.shared_experts) * expert / d(tp) + d(physical / ep) * expert / routed_shards;
+         d(e.shared_experts) * expert / d(shared_shards) +
+         d(physical / p.expert_parallel) * expert / d(p.moe_tensor_parallel);
 }
 
 std::string gb(Bytes b) {
@@ -121,13 +123,12 @@ Bytes weight_bytes_per_gpu(const RunBase& r) {
   const Scenario& s = *r.system;
   const ModelConfig& m = s.model;
   const int tp = r.parallelism.tensor_parallel;
-  const int ep = r.parallelism.expert_parallel;
   const int mtp_used = r.workload.mtp.depth - 1;
   double b = 0.0;
   for (std::int64_t layer = 0; layer < m.layers + mtp_used; ++layer) {
     b += attention_weights(m, tp);
     const bool moe = m.moe && (layer >= m.layers || layer >= m.moe->first_dense_layers);
-    b += moe ? moe_weights(m, ep, r.parallelism.redundant_experts, tp) : dense_mlp_weights(m, tp);
+    b += moe ? moe_weights(m, r.parallelism) : dense_mlp_weights(m, tp);
   }
   // Each MTP module adds two RMSNorms and the 2 x hidden -> hidden projection.
   b += d(mtp_used) * (2 * norm_weights(m.hidden, m.activation_dtype) + matrix(2 * m.hidden, m.hidden, m.weight_dtype));
@@ -199,6 +200,9 @@ MemoryBudget plan_memory(const DecodeRun& r, std::int64_t batch) {
   b.capacity = r.hbm_capacity();
   b.lines.push_back({"weights", weight_bytes_per_gpu(r),
                      "tp " + std::to_string(tp) + ", ep " + std::to_string(r.parallelism.expert_parallel) +
+                         (r.parallelism.moe_tensor_parallel > 1 && r.parallelism.moe_tensor_parallel != tp
+                              ? ", moe tp " + std::to_string(r.parallelism.moe_tensor_parallel)
+                              : std::string()) +
                          (m.weight_dtype == DType::fp8 ? ", fp8 with 128x128 block scales" : "")});
   const std::string layers_text = std::to_string(m.layers + r.workload.mtp.depth - 1) + " layers";
   const std::string per_request = std::to_string(requests) + " requests x " + std::to_string(tokens) + " tokens x " + layers_text;
@@ -257,9 +261,12 @@ MemoryBudget plan_memory(const DecodeRun& r, std::int64_t batch) {
     act_bytes += d(chunk) * (d(chunk_keys) + d(m.indexer->top_k)) * 4.0;
   }
   if (m.moe) {
-    const double pairs = pass * d(m.moe->experts_per_token);
+    // DP attention with a tensor-parallel MoE computes the MoE group's gathered tokens.
+    const double moe_tokens = pass * d(r.parallelism.gathers_tokens() ? r.parallelism.moe_group() : 1);
+    const double pairs = moe_tokens * d(m.moe->experts_per_token);
     act_bytes += pairs * d(m.hidden) * (1.0 + bytes_per_element(act)) +             // dispatch (fp8), combine
-                 pairs * 2.0 * d(m.moe->expert_intermediate) * bytes_per_element(act);  // expert intermediates
+                 pairs * 2.0 * d(m.moe->expert_intermediate / r.parallelism.moe_tensor_parallel) *
+                     bytes_per_element(act);  // expert intermediates
   }
   act_bytes += d(T + (chunk > 0 ? 1 : 0)) * d(m.vocab / tp) * 4.0;  // fp32 logits
   b.lines.push_back({"activations", Bytes(act_bytes),

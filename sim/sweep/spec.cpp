@@ -40,6 +40,7 @@ const std::vector<SweepMetric>& known_sweep_metrics() {
       {"parallelism.attention_dp", "attention_dp"},
       {"parallelism.tensor_parallel", "tensor_parallel"},
       {"parallelism.expert_parallel", "expert_parallel"},
+      {"parallelism.moe_tensor_parallel", "moe_tensor_parallel"},
       {"parallelism.redundant_experts", "redundant_experts"},
       {"batch_per_gpu", sweepcol::batch_per_gpu},
       {"context_length", sweepcol::context_length},

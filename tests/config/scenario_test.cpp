@@ -439,14 +439,51 @@ TEST_CASE("attention_dp x tensor_parallel must equal the number of GPUs", "[scen
 }
 
 TEST_CASE("MoE models under tensor-parallel attention split experts over the replica or shard them", "[scenario]") {
+  // The MoE group is the replica: by default its GPUs split the experts (expert_parallel = tp).
+  const Scenario dflt = load(patched({{"parallelism", {{"tensor_parallel", 2}}}}));
+  CHECK(dflt.parallelism.expert_parallel == 2);
+  CHECK(dflt.parallelism.moe_tensor_parallel == 1);
   // EP over the 8 GPUs with TP2 replicas: refused, naming the layouts that work.
-  CHECK_THROWS_MATCHES(load(patched({{"parallelism", {{"tensor_parallel", 2}}}})), ConfigError,
+  CHECK_THROWS_MATCHES(load(patched({{"parallelism", {{"tensor_parallel", 2}, {"expert_parallel", 8}}}})), ConfigError,
                        config_error(kOrigin, "/parallelism/expert_parallel",
-                                    {"with tensor_parallel 2", "expert_parallel = tensor_parallel", "expert_parallel 1"}));
+                                    {"with tensor_parallel 2", "must divide tensor_parallel", "tensor_parallel 1 (DP attention)"}));
   const Scenario split = load(patched({{"parallelism", {{"tensor_parallel", 2}, {"expert_parallel", 2}}}}));
   CHECK(split.parallelism.attention_dp == 4);
   const Scenario sharded = load(patched({{"parallelism", {{"tensor_parallel", 8}, {"expert_parallel", 1}}}}));
   CHECK(sharded.parallelism.expert_parallel == 1);
+  CHECK(sharded.parallelism.moe_tensor_parallel == 8);
+  // TensorRT-LLM's --tp_size 8 --ep_size 4: attention TP8, experts EP4 x TP2.
+  const Scenario mixed = load(patched({{"parallelism", {{"tensor_parallel", 8}, {"expert_parallel", 4}}}}));
+  CHECK(mixed.parallelism.moe_tensor_parallel == 2);
+  CHECK(mixed.parallelism.moe_group() == 8);
+  CHECK_FALSE(mixed.parallelism.gathers_tokens());
+  CHECK_THROWS_MATCHES(
+      load(patched({{"parallelism", {{"tensor_parallel", 8}, {"expert_parallel", 4}, {"moe_tensor_parallel", 4}}}})),
+      ConfigError, config_error(kOrigin, "/parallelism/moe_tensor_parallel", {"(4 x 4) must equal tensor_parallel (8)"}));
+}
+
+TEST_CASE("DP attention with a tensor-parallel MoE gathers the MoE group's tokens", "[scenario]") {
+  // SGLang's --tp 8 --dp 8 --enable-dp-attention: attention DP8, experts TP8.
+  const Scenario dp = load(patched({{"parallelism", {{"attention_dp", 8}, {"expert_parallel", 1}, {"moe_tensor_parallel", 8}}}}));
+  CHECK(dp.parallelism.tensor_parallel == 1);
+  CHECK(dp.parallelism.moe_group() == 8);
+  CHECK(dp.parallelism.gathers_tokens());
+  // The default under DP attention: experts not split, EP over all GPUs (an all-to-all).
+  const Scenario ep = load(patched({{"parallelism", {{"attention_dp", 8}}}}));
+  CHECK(ep.parallelism.moe_tensor_parallel == 1);
+  CHECK_FALSE(ep.parallelism.gathers_tokens());
+  // moe_tensor_parallel alone: expert_parallel must be said too.
+  CHECK_THROWS_MATCHES(load(patched({{"parallelism", {{"attention_dp", 8}, {"moe_tensor_parallel", 8}}}})), ConfigError,
+                       config_error(kOrigin, "/parallelism/expert_parallel", {"moe_tensor_parallel is 8", "state expert_parallel"}));
+  CHECK_THROWS_MATCHES(
+      load(patched({{"parallelism", {{"attention_dp", 8}, {"expert_parallel", 4}, {"moe_tensor_parallel", 4}}}})), ConfigError,
+      config_error(kOrigin, "/parallelism/moe_tensor_parallel", {"(4 x 4) must divide the 8 GPUs"}));
+  CHECK_THROWS_MATCHES(
+      load(patched({{"parallelism", {{"attention_dp", 8}, {"expert_parallel", 1}, {"moe_tensor_parallel", 3}}}})), ConfigError,
+      config_error(kOrigin, "/parallelism/moe_tensor_parallel", {"must divide"}));
+  // A dense model has no experts to split.
+  CHECK_THROWS_MATCHES(load(patched({{"model", "llama-3.1-70b"}, {"parallelism", {{"moe_tensor_parallel", 2}}}})), ConfigError,
+                       config_error(kOrigin, "/parallelism/moe_tensor_parallel", {"has no experts", "must be 1"}));
 }
 
 TEST_CASE("expert_parallel must divide the GPUs and the routed experts", "[scenario]") {

@@ -92,7 +92,7 @@ Outcome compare(const ess::Scenario& s, bool one_token = false, std::int64_t con
   const std::int64_t context = s.workload.context_length + context_shift;
   const double gap = s.engine.kernel_gap.value();
   std::map<std::string, const ess::WeightGemm*> gemms;
-  const auto listed = ess::weight_gemms(s.model, tp, s.parallelism.expert_parallel, s.workload.mtp.depth);
+  const auto listed = ess::weight_gemms(s.model, s.parallelism, s.workload.mtp.depth);
   for (const ess::WeightGemm& g : listed) gemms.emplace(std::string(g.name), &g);
 
   const auto expect = [&](const ess::Op& op, const std::string& where, const nlohmann::json& k, bool with_work) {

@@ -101,7 +101,7 @@ std::vector<std::string> mismatches(const ess::Scenario& s, const std::vector<We
 }
 
 std::vector<WeightGemm> list_of(const ess::Scenario& s) {
-  return ess::weight_gemms(s.model, s.parallelism.tensor_parallel, s.parallelism.expert_parallel, s.workload.mtp.depth);
+  return ess::weight_gemms(s.model, s.parallelism, s.workload.mtp.depth);
 }
 
 void check_both_ways(const ess::Scenario& s) {
