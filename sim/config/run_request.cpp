@@ -40,7 +40,7 @@ DecodeRun decode_run(const Scenario& s) {
 }
 
 DecodeRun decode_run(const Scenario& s, const Workload& workload, CacheMode cache_mode, MemoryBound memory) {
-  return DecodeRun{base_of(s, s.hardware, s.parallelism, workload), cache_mode, memory};
+  return DecodeRun{base_of(s, s.hardware, s.parallelism, workload), cache_mode, memory, std::nullopt};
 }
 
 PrefillRun prefill_run(const Scenario& s) {

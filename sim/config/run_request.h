@@ -12,6 +12,7 @@
 #pragma once
 
 #include <string>
+#include <optional>
 #include <variant>
 #include <vector>
 
@@ -42,6 +43,11 @@ struct RunBase {
 struct DecodeRun : RunBase {
   CacheMode cache_mode = CacheMode::gpu;
   MemoryBound memory = MemoryBound::hardware;
+  // Serving under tensor-parallel attention prices steps by the replica's requests, any count:
+  // when set, every replica serves this many requests and workload.prefill_chunk's tokens are the
+  // replica's (else batch_per_gpu x tensor_parallel requests and chunk tokens per GPU x
+  // tensor_parallel). workload.batch_per_gpu must then be ceil(replica_requests / tensor_parallel).
+  std::optional<std::int64_t> replica_requests;
 
   [[nodiscard]] bool offload() const { return cache_mode == CacheMode::offload; }
   // The capacities the memory plan uses: the hardware's, or unbounded.

@@ -29,6 +29,7 @@ DecodeStepBuilder::DecodeStepBuilder(const DecodeRun& run, std::int64_t batch_pe
       blocks_(run),
       chunk_core_(run, blocks_),
       batch_(batch_per_gpu),
+      replica_(run.replica_requests.value_or(batch_per_gpu * run.parallelism.tensor_parallel)),
       gpus_(blocks_.gpus()),
       tp_(run.parallelism.tensor_parallel),
       layers_total_(blocks_.layer_count()),
@@ -46,9 +47,12 @@ DecodeStepBuilder::DecodeStepBuilder(const DecodeRun& run, std::int64_t batch_pe
   }
   if (const auto& c = workload_.prefill_chunk) {
     if (c->tokens < 1 || c->cached < 0) throw InternalError("DecodeStepBuilder: a prefill chunk needs tokens >= 1 and cached >= 0");
-    chunk_.push_back(PrefillPiece{c->tokens * tp_, c->cached});
+    chunk_.push_back(PrefillPiece{run.replica_requests ? c->tokens : c->tokens * tp_, c->cached});
   }
   if (batch_per_gpu < 1) throw InternalError("DecodeStepBuilder: batch_per_gpu must be >= 1");
+  if (run.replica_requests && (replica_ < 1 || (replica_ + tp_ - 1) / tp_ != batch_per_gpu)) {
+    throw InternalError("DecodeStepBuilder: replica_requests must be >= 1 and batch_per_gpu its ceil over tensor_parallel");
+  }
   if (offloaded < 0 || offloaded > batch_per_gpu) {
     throw InternalError("DecodeStepBuilder: offloaded requests must be in [0, batch_per_gpu]");
   }
@@ -346,17 +350,17 @@ StepPlan DecodeStepBuilder::build(int step, Rng& rng, const std::vector<LayerAcc
   }
   const std::int64_t top_k = m_.indexer ? m_.indexer->top_k : 0;
   if (s_.execution.micro_batches == 1) {
-    add_pass(plan.gpus, batch_, offloaded_, plan.context, prefill_work(chunk_, top_k), rng, access,
+    add_pass(plan.gpus, replica_, offloaded_, plan.context, prefill_work(chunk_, top_k), rng, access,
              offload ? &plan.offload : nullptr);
     return plan;
   }
   // The chunk in two halves (a one-token chunk stays whole in the first).
   const auto chunk_lanes = split_in_two(chunk_);
-  // Two micro-batches: ceil and floor of half the requests (and of the offloaded ones).
-  const std::int64_t batch_a = (batch_ + 1) / 2;
+  // Two micro-batches: ceil and floor of half the replica's requests (and of the offloaded ones).
+  const std::int64_t batch_a = (replica_ + 1) / 2;
   const std::int64_t offloaded_a = (offloaded_ + 1) / 2;
   for (int lane = 0; lane < 2; ++lane) {
-    const std::int64_t batch = lane == 0 ? batch_a : batch_ - batch_a;
+    const std::int64_t batch = lane == 0 ? batch_a : replica_ - batch_a;
     const std::int64_t offloaded = lane == 0 ? offloaded_a : offloaded_ - offloaded_a;
     std::vector<GpuStepPlan> part(static_cast<std::size_t>(gpus_));
     std::vector<LayerOffload> records(plan.offload.size());
@@ -384,7 +388,7 @@ StepPlan DecodeStepBuilder::build(int step, Rng& rng, const std::vector<LayerAcc
   return plan;
 }
 
-void DecodeStepBuilder::add_pass(std::vector<GpuStepPlan>& gpus, std::int64_t batch, std::int64_t offloaded,
+void DecodeStepBuilder::add_pass(std::vector<GpuStepPlan>& gpus, std::int64_t requests, std::int64_t offloaded,
                                  std::int64_t context, const PrefillWork& chunk, Rng& rng,
                                  const std::vector<LayerAccess>* access, std::vector<LayerOffload>* records) const {
   const std::span<const LayerAccess> layers_access =
@@ -415,8 +419,8 @@ void DecodeStepBuilder::add_pass(std::vector<GpuStepPlan>& gpus, std::int64_t ba
   // through every kernel but attention).
   // A step with a prompt chunk runs eagerly: no padding, DeepEP's normal all-to-all, sampled routing.
   const bool mixed = chunk.queries > 0;
-  const std::int64_t padded = mixed ? 0 : s_.engine.graph_batch(batch * tp_);
-  const Tokens main{batch * tp_, workload_.mtp.depth, offloaded, padded, chunk};
+  const std::int64_t padded = mixed ? 0 : s_.engine.graph_batch(requests);
+  const Tokens main{requests, workload_.mtp.depth, offloaded, padded, chunk};
   const AlltoallDedup dedup = mixed ? AlltoallDedup::per_node : AlltoallDedup::per_copy;
   const std::int64_t max_routed = mixed ? kRoutedTokensPerPass : 0;
   common([&](std::vector<Segment>& out, int) { blocks_.add_embedding(out, main.linear()); });
@@ -433,7 +437,7 @@ void DecodeStepBuilder::add_pass(std::vector<GpuStepPlan>& gpus, std::int64_t ba
   common([&](std::vector<Segment>& out, int) { blocks_.add_head(out, -1, main.total() + chunk.pieces); });
 
   // Draft passes: MTP module d drafts one more token per request from the previous one.
-  const Tokens draft{batch * tp_, 1, offloaded, padded, chunk};
+  const Tokens draft{requests, 1, offloaded, padded, chunk};
   for (int d = 1; d < workload_.mtp.depth; ++d) {
     const int layer = static_cast<int>(m_.layers) + d - 1;
     common([&](std::vector<Segment>& out, int) { blocks_.add_mtp_projection(out, layer, draft.linear()); });

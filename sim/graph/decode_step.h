@@ -73,8 +73,9 @@ class DecodeStepBuilder {
   // MLA decode attention of `t` on this GPU, as the engine's kernel computes it.
   [[nodiscard]] MlaShape mla_shape(Tokens t) const;
 
-  // One micro-batch's whole step (embedding, layers, head, MTP drafts) into `gpus`.
-  void add_pass(std::vector<GpuStepPlan>& gpus, std::int64_t batch, std::int64_t offloaded, std::int64_t context,
+  // One micro-batch's whole step (embedding, layers, head, MTP drafts) into `gpus`; `requests`:
+  // of each replica in this micro-batch.
+  void add_pass(std::vector<GpuStepPlan>& gpus, std::int64_t requests, std::int64_t offloaded, std::int64_t context,
                 const PrefillWork& chunk, Rng& rng, const std::vector<LayerAccess>* access,
                 std::vector<LayerOffload>* records) const;
 
@@ -115,6 +116,7 @@ class DecodeStepBuilder {
   PrefillAttention chunk_core_;
   std::vector<PrefillPiece> chunk_;  // workload.prefill_chunk per attention replica, or empty
   std::int64_t batch_;
+  std::int64_t replica_;  // requests of each replica (batch_ x tensor_parallel, or the run's replica_requests)
   int gpus_;
   int tp_;
   int layers_total_;

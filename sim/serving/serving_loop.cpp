@@ -90,7 +90,8 @@ class Loop {
   const ServingMemory& memory_;
   const ChunkModel* chunks_;
   const ServingConfig& cfg_;
-  int gpus_;
+  int gpus_;      // attention replicas: each its own batch (one GPU, or tensor_parallel GPUs)
+  int all_gpus_;  // every GPU (energy)
   std::int64_t whole_;
   double extra_;
   int depth_;
@@ -118,7 +119,8 @@ Loop::Loop(const Scenario& s, const std::vector<Request>& requests, const StepMo
       memory_(memory),
       chunks_(chunks),
       cfg_(*s.serving),
-      gpus_(s.hardware.total_gpus()),
+      gpus_(s.parallelism.attention_dp),
+      all_gpus_(s.hardware.total_gpus()),
       whole_(static_cast<std::int64_t>(std::floor(s.workload.mtp.acceptance))),
       extra_(s.workload.mtp.acceptance - std::floor(s.workload.mtp.acceptance)),
       depth_(s.workload.mtp.depth),
@@ -301,7 +303,7 @@ double Loop::step(double t) {
     }
   }
   if (power_) {
-    energy_ += gpus_ * (power_->idle.value() + (power_->busy.value() - power_->idle.value()) * step.utilization) * step.time;
+    energy_ += all_gpus_ * (power_->idle.value() + (power_->busy.value() - power_->idle.value()) * step.utilization) * step.time;
   }
   const double end = t + step.time;
   step.chunks.assign(static_cast<std::size_t>(depth_) + 1, 0);
@@ -398,7 +400,7 @@ ServingRun Loop::run() {
       if (next >= sent_) break;
       const double gap = run_.requests[next].request.arrival - t;
       run_.idle_time += gap;
-      if (power_) energy_ += gpus_ * power_->idle.value() * gap;
+      if (power_) energy_ += all_gpus_ * power_->idle.value() * gap;
       t = run_.requests[next].request.arrival;
       continue;
     }

@@ -102,7 +102,8 @@ struct ServingRun {
 [[nodiscard]] ServingRun run_disaggregated(const Scenario& s, const std::vector<Request>& requests, const StepModel& model,
                                            const ServingMemory& memory, const StepTable& prefill_table, int prefill_instances);
 
-// `gpus`: the scenario's GPUs (attention data parallelism, tensor_parallel 1). `chunks`: the chunk
+// Serving slots: the attention replicas (parallelism.attention_dp), each one GPU or, under
+// tensor-parallel attention, tensor_parallel GPUs serving one batch. `chunks`: the chunk
 // model, given exactly when serving.prefill.mode is "colocated".
 [[nodiscard]] ServingRun run_serving(const Scenario& s, const std::vector<Request>& requests, const StepModel& model,
                                      const ServingMemory& memory, const ChunkModel* chunks = nullptr);

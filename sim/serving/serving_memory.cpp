@@ -54,9 +54,12 @@ void ServingMemory::size(std::vector<std::int64_t> lengths, bool repeat_shortest
   sockets_ = cpu.sockets * s.hardware.nodes;
   // The activation estimate is linear in the step's requests: its value at 1 and 2 requests gives
   // the part no request adds and each request's share (at the longest request's keys: an upper bound).
+  // (Under tensor-parallel attention a batch of b per GPU is b x tensor_parallel requests of the
+  // replica, which is the serving slot.)
   const double one = fixed_bytes(own_, 1, max_tokens_);
-  activations_per_request_ = std::max(0.0, fixed_bytes(own_, 2, max_tokens_) - one);
-  fixed_ = one - activations_per_request_;
+  activations_per_request_ =
+      std::max(0.0, fixed_bytes(own_, 2, max_tokens_) - one) / static_cast<double>(s.parallelism.tensor_parallel);
+  fixed_ = one - activations_per_request_ * static_cast<double>(s.parallelism.tensor_parallel);
   hbm_budget_ = s.hardware.gpu.hbm_capacity.value() - fixed_;
   const auto held = [&](std::int64_t tokens) { return (offload_ ? offloaded(tokens) : gpu_only(tokens)).hbm_held(); };
   std::int64_t fit = 0;

@@ -16,6 +16,9 @@
 // that does not grow is fixed, and each admitted request holds its share of the rest besides its
 // caches. So a short request costs the others only what it holds: the batch bound is the most of the
 // run's own requests, shortest first, that fit one GPU, never the shortest request times a count.
+// Under tensor-parallel attention a serving slot is a replica of tensor_parallel GPUs: each of its
+// GPUs holds the weights' share and the MLA latent cache of every request of the replica (GQA: its
+// kv heads' share), so what one GPU holds bounds the replica's requests.
 #pragma once
 
 #include <cstdint>

@@ -462,8 +462,13 @@ std::string serving_table(const Scenario& s, const nlohmann::ordered_json& j) {
   const ArrivalConfig& a = s.serving->arrivals;
   const std::string load = a.closed_loop() ? std::to_string(a.requests) + " requests at concurrency " + std::to_string(a.concurrency)
                                            : format_quantity(s.serving->duration.value(), Dimension::seconds) + " of arrivals";
+  const Parallelism& p = s.parallelism;
+  const std::string layout = "attention DP" + std::to_string(p.attention_dp) + " x TP" + std::to_string(p.tensor_parallel) +
+                             (s.model.moe ? ", EP" + std::to_string(p.expert_parallel) +
+                                                (p.moe_tensor_parallel > 1 ? " x MoE TP" + std::to_string(p.moe_tensor_parallel) : "")
+                                          : "");
   out += (s.name.empty() ? s.origin : s.name) + ": serving " + load + " on " + std::to_string(s.hardware.total_gpus()) + " x " +
-         s.hardware.gpu.kind + " (" + (s.cache.mode == CacheMode::offload ? "ESS offload" : "GPU-only cache") + ")\n";
+         s.hardware.gpu.kind + ", " + layout + ", engine " + s.engine.name + " (" + (s.cache.mode == CacheMode::offload ? "ESS offload" : "GPU-only cache") + ")\n";
   line(a.closed_loop() ? "requests (completed / sent)" : "requests (completed / arrived)",
        num("%.0f", get(j, {"requests", "completed"})) + " / " + num("%.0f", get(j, {"requests", "arrived"})));
   line("run time (to the last completion)", num("%.1f s", get(j, {"duration_s"})));
@@ -479,7 +484,8 @@ std::string serving_table(const Scenario& s, const nlohmann::ordered_json& j) {
     line("TTFT mean / p99", ms(get(j, {"ttft_s", "mean"})) + " / " + ms(get(j, {"ttft_s", "p99"})) +
                                 " (prefill, cache transfer and first decode step)");
   } else if (pf.contains("steps_with_prefill")) {
-    line("prefill (colocated)", num("%.0f", get(pf, {"tokens_per_gpu"})) + " tokens per GPU per step; chunks in " +
+    line("prefill (colocated)", num("%.0f", get(pf, {"tokens_per_gpu"})) +
+                                    (s.parallelism.tensor_parallel > 1 ? " tokens per replica per step; chunks in " : " tokens per GPU per step; chunks in ") +
                                     num("%.0f", get(pf, {"steps_with_prefill"})) + " steps (" +
                                     num("%.0f tokens mean", get(pf, {"chunk_tokens_per_step_mean"})) + "), " +
                                     num("%.0f%% of step time", 100.0 * get(pf, {"prefill_time_share"})) +
@@ -501,7 +507,8 @@ std::string serving_table(const Scenario& s, const nlohmann::ordered_json& j) {
                                            num("%.0f", get(j, {"concurrency", "sessions_per_node_max"})));
   line("step time mean / p99", ms(get(j, {"steps", "step_time_s", "mean"})) + " / " + ms(get(j, {"steps", "step_time_s", "p99"})));
   const auto& c = j.at("controller");
-  line("batch cap per GPU", std::string(c.at("enabled").get<bool>() ? "adaptive" : "fixed (controller off)") + ": start " +
+  const std::string slot = s.parallelism.tensor_parallel > 1 ? "replica (TP" + std::to_string(s.parallelism.tensor_parallel) + ")" : "GPU";
+  line("batch cap per " + slot, std::string(c.at("enabled").get<bool>() ? "adaptive" : "fixed (controller off)") + ": start " +
                                 num("%.0f", get(c, {"initial_cap"})) + ", range " + num("%.0f", get(c, {"cap_min"})) + "-" +
                                 num("%.0f", get(c, {"cap_max"})) + ", end " + num("%.0f", get(c, {"final_cap"})) + ", " +
                                 num("%.0f moves", get(c, {"changes"})) + " (memory bound " +

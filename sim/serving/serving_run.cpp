@@ -11,10 +11,13 @@
 namespace ess {
 
 void check_serving_scenario(const Scenario& s) {
-  if (s.parallelism.tensor_parallel != 1) {
-    throw ConfigError(s.origin, "/serving", "serving mode models attention data parallelism (each GPU its own requests): "
-                                            "parallelism.tensor_parallel must be 1, got " +
-                                                std::to_string(s.parallelism.tensor_parallel));
+  if (s.parallelism.tensor_parallel != 1 && s.cache.mode == CacheMode::offload) {
+    throw ConfigError(s.origin, "/cache/mode",
+                      "serving with tensor-parallel attention (parallelism.tensor_parallel " +
+                          std::to_string(s.parallelism.tensor_parallel) +
+                          ") keeps the latent cache on the GPUs: which socket holds a replica's offloaded cache when its "
+                          "GPUs span sockets, and whether its TP ranks fetch one copy or each their own, is not modelled; "
+                          "use cache.mode \"gpu\", or tensor_parallel 1");
   }
   if (s.cache.nvme) {
     throw ConfigError(s.origin, "/serving", "serving mode does not model the NVMe tier yet: remove cache.nvme");

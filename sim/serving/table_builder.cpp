@@ -87,11 +87,16 @@ TableGrid table_grid(const Scenario& s, const ServingMemory& memory, const std::
 DecodeRun table_point_run(const Scenario& s, bool offload, std::int64_t batch, std::int64_t context, std::int64_t steps,
                           std::optional<PrefillChunk> chunk) {
   Workload w = s.workload;  // the MTP and expert load of the scenario's
-  w.batch_per_gpu = batch;
+  const int tp = s.parallelism.tensor_parallel;
+  w.batch_per_gpu = (batch + tp - 1) / tp;
   w.context_length = context;
   w.decode_steps = steps;
   w.prefill_chunk = chunk;
-  return decode_run(s, w, offload ? CacheMode::offload : CacheMode::gpu, MemoryBound::unbounded);
+  DecodeRun run = decode_run(s, w, offload ? CacheMode::offload : CacheMode::gpu, MemoryBound::unbounded);
+  // Under tensor-parallel attention a serving slot is a replica: `batch` requests and `chunk`
+  // tokens of the replica, whatever their count.
+  if (tp > 1) run.replica_requests = batch;
+  return run;
 }
 
 StepPoint measure_point(const DecodeRun& run, const std::filesystem::path& access_store) {
