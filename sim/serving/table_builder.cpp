@@ -62,8 +62,11 @@ TableGrid table_grid(const Scenario& s, const ServingMemory& memory, const std::
   if (!t.batches.empty()) {
     g.batches = t.batches;
   } else {
-    for (std::int64_t b = 1; b < memory.batch_bound(); b *= 2) g.batches.push_back(b);
-    g.batches.push_back(memory.batch_bound());
+    // Two micro-batches need a request each: the grid starts at 2 and a lone request is priced
+    // as two (the table clamps below its first point; engines fall back to one batch there).
+    const std::int64_t first = s.execution.micro_batches;
+    for (std::int64_t b = first; b < memory.batch_bound(); b *= 2) g.batches.push_back(b);
+    g.batches.push_back(std::max(first, memory.batch_bound()));
   }
   if (!t.contexts.empty()) {
     g.contexts = t.contexts;
