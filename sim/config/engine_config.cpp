@@ -82,6 +82,18 @@ const std::vector<EngineKey>& engine_keys() {
       {"cuda_graph_max_batch", "cuda_graph_max_batch", K::decode, true,
        [](ObjectReader& r, EngineConfig& e) { e.cuda_graph_max_batch = r.integer("cuda_graph_max_batch", Range::closed(0, 1 << 16)); },
        [](const EngineConfig& e) { return J(e.cuda_graph_max_batch); }},
+      {"host_step_time", "host_step_time_s", K::decode, true,
+       [](ObjectReader& r, EngineConfig& e) { e.host_step_time = r.seconds("host_step_time", Range::closed(0.0, 0.1)); },
+       [](const EngineConfig& e) { return J(e.host_step_time.value()); }},
+      {"host_request_time", "host_request_time_s", K::decode, true,
+       [](ObjectReader& r, EngineConfig& e) { e.host_request_time = r.seconds("host_request_time", Range::closed(0.0, 1e-3)); },
+       [](const EngineConfig& e) { return J(e.host_request_time.value()); }},
+      {"host_overlap", "host_overlap", K::decode, false,
+       [](ObjectReader& r, EngineConfig& e) { e.host_overlap = r.choice("host_overlap", {"on", "off"}) == "on"; },
+       [](const EngineConfig& e) { return J(e.host_overlap); }},
+      {"eager_launch_time", "eager_launch_time_s", K::decode, true,
+       [](ObjectReader& r, EngineConfig& e) { e.eager_launch_time = r.seconds("eager_launch_time", Range::closed(0.0, 1e-4)); },
+       [](const EngineConfig& e) { return J(e.eager_launch_time.value()); }},
   };
   return keys;
 }

@@ -54,6 +54,22 @@ struct EngineConfig {
   std::string cuda_graph_sizes = "none";
   std::int64_t cuda_graph_max_batch = 0;
   std::vector<std::int64_t> captured;  // the rule's sizes up to cuda_graph_max_batch, ascending
+  // Host time on the critical path of every decode step: the GPUs idle while the engine's CPU
+  // schedules the step, samples and processes its outputs, beyond what it overlaps with the GPU:
+  // host_step_time + host_request_time x the replica's requests.
+  Seconds host_step_time;
+  Seconds host_request_time;
+  // The engine prepares step k+1 on the CPU while the GPU runs step k (SGLang's overlap scheduler,
+  // TensorRT-LLM's, vLLM's async scheduling): a step then lasts max(GPU time, host time) instead
+  // of their sum.
+  bool host_overlap = false;
+  // CPU time to launch one kernel outside a CUDA graph: in a step that runs eagerly (one with a
+  // prompt chunk, or a batch above the largest captured size) every kernel takes at least this
+  // long, the GPU waiting for its launch when the kernel is shorter.
+  Seconds eager_launch_time;
+  // Whether a decode pass of `requests` requests of one replica runs eagerly (no CUDA graph): a
+  // batch above the largest captured size, for an engine that captures graphs.
+  [[nodiscard]] bool eager(std::int64_t requests) const { return !captured.empty() && requests > captured.back(); }
   // The batch the kernels compute for `requests` requests of one replica.
   [[nodiscard]] std::int64_t graph_batch(std::int64_t requests) const;
 };

@@ -541,15 +541,32 @@ void run_lanes(RunState& st, int step, int gpu, const std::vector<Segment>& segm
   }
 }
 
+// The host time an overlapping engine did not hide behind the step's GPU work (plan.host_floor,
+// engine.host_overlap): the CPU prepared the next step from the step's start, so the GPUs idle
+// until it is ready. Run as a host segment at the step's end.
+void wait_for_host(RunState& st, int step, int gpu, const StepPlan& plan, double begun) {
+  flush(st, gpu);
+  const double wait = begun + plan.host_floor.value() - st.now();
+  if (wait <= 0) return;
+  Segment host;
+  host.kind = SegmentKind::compute;
+  host.label = segname::host;
+  host.duration = Seconds(wait);
+  host.ops.push_back(Op{opname::step_overhead, OpCategory::host, host.duration, Flops(0.0), Bytes(0.0)});
+  run_compute(st, step, gpu, host);
+}
+
 void gpu_main(RunState& st, int gpu) {
   for (int step = 0; step < st.steps; ++step) {
     const StepPlan& plan = st.plans->get(step);
-    st.recorder->step_begins(step, gpu, st.now());
+    const double begun = st.now();
+    st.recorder->step_begins(step, gpu, begun);
     if (st.scenario->execution.micro_batches == 2) {
       run_lanes(st, step, gpu, plan.gpus[idx(gpu)].segments);
     } else {
       for (const Segment& seg : plan.gpus[idx(gpu)].segments) run_work(st, step, gpu, seg);
     }
+    if (plan.host_floor.value() > 0) wait_for_host(st, step, gpu, plan, begun);
     // A step ends when its write-backs have reached host memory (the next step may select them).
     flush(st, gpu);
     const double drain = st.now();

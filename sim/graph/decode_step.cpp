@@ -342,10 +342,19 @@ StepPlan DecodeStepBuilder::build(int step, Rng& rng, const std::vector<LayerAcc
     }
     plan.offload.resize(static_cast<std::size_t>(layers_total_));
   }
-  // The serving engine's host time comes first: the GPUs wait for it.
-  if (s_.execution.step_overhead.value() > 0) {
+  // The serving engine's host time comes first: the GPUs wait for it (execution.step_overhead, and
+  // the engine's per step and per request of the replica unless the engine overlaps it with the
+  // previous step: then the step lasts at least that long, engine_actors.cpp).
+  const Seconds engine_host = s_.engine.host_step_time + s_.engine.host_request_time * static_cast<double>(replica_);
+  Seconds host = s_.execution.step_overhead;
+  if (s_.engine.host_overlap) {
+    plan.host_floor = engine_host;
+  } else {
+    host += engine_host;
+  }
+  if (host.value() > 0) {
     for (auto& g : plan.gpus) {
-      StepBlocks::append(g.segments, -1, segname::host, Op{opname::step_overhead, OpCategory::host, s_.execution.step_overhead, Flops(0.0), Bytes(0.0)});
+      StepBlocks::append(g.segments, -1, segname::host, Op{opname::step_overhead, OpCategory::host, host, Flops(0.0), Bytes(0.0)});
     }
   }
   const std::int64_t top_k = m_.indexer ? m_.indexer->top_k : 0;
@@ -414,6 +423,11 @@ void DecodeStepBuilder::add_pass(std::vector<GpuStepPlan>& gpus, std::int64_t re
     });
   };
 
+  // A pass that runs eagerly launches every kernel from the CPU: each takes at least the launch.
+  std::vector<std::size_t> first_new(gpus.size());
+  for (std::size_t g = 0; g < gpus.size(); ++g) first_new[g] = gpus[g].segments.size();
+  const bool eager_pass = chunk.queries > 0 || s_.engine.eager(requests);
+
   // Verification pass of the main model: depth query tokens per request.
   // The engine replays a CUDA graph captured for a batch at least this replica's (padded rows run
   // through every kernel but attention).
@@ -450,6 +464,23 @@ void DecodeStepBuilder::add_pass(std::vector<GpuStepPlan>& gpus, std::int64_t re
       common([&](std::vector<Segment>& out, int replica) { blocks_.add_dense_mlp(out, layer, draft.linear(), replica); });
     }
     common([&](std::vector<Segment>& out, int) { blocks_.add_head(out, layer, draft.total() + chunk.pieces); });
+  }
+  if (eager_pass) apply_eager_launches(gpus, first_new);
+}
+
+void DecodeStepBuilder::apply_eager_launches(std::vector<GpuStepPlan>& gpus, const std::vector<std::size_t>& from) const {
+  const Seconds launch = s_.engine.eager_launch_time;
+  if (launch.value() <= 0) return;
+  for (std::size_t g = 0; g < gpus.size(); ++g) {
+    for (std::size_t k = from[g]; k < gpus[g].segments.size(); ++k) {
+      Segment& seg = gpus[g].segments[k];
+      if (seg.kind != SegmentKind::compute) continue;
+      seg.duration = Seconds(0.0);
+      for (Op& op : seg.ops) {
+        op.time = std::max(op.time, launch);
+        seg.duration += op.time;
+      }
+    }
   }
 }
 

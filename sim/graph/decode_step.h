@@ -70,6 +70,10 @@ class DecodeStepBuilder {
     [[nodiscard]] std::int64_t linear() const { return total() + chunk.queries; }
   };
 
+  // An eager pass (engine.eager_launch_time): every kernel of the compute segments of `gpus` from
+  // `from` on (per GPU) takes at least the launch.
+  void apply_eager_launches(std::vector<GpuStepPlan>& gpus, const std::vector<std::size_t>& from) const;
+
   // MLA decode attention of `t` on this GPU, as the engine's kernel computes it.
   [[nodiscard]] MlaShape mla_shape(Tokens t) const;
 

@@ -121,6 +121,9 @@ struct StepPlan {
   std::int64_t context = 0;  // cached tokens per request at the start of the step
   std::vector<GpuStepPlan> gpus;
   std::vector<LayerOffload> offload;  // per layer, offload mode only
+  // Host time the engine overlaps with the GPU (engine.host_overlap): the CPU prepares the next
+  // step while this one runs, so the step lasts at least this long (0: none).
+  Seconds host_floor;
 };
 
 }  // namespace ess

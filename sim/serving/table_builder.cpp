@@ -65,8 +65,16 @@ TableGrid table_grid(const Scenario& s, const ServingMemory& memory, const std::
     // Two micro-batches need a request each: the grid starts at 2 and a lone request is priced
     // as two (the table clamps below its first point; engines fall back to one batch there).
     const std::int64_t first = s.execution.micro_batches;
-    for (std::int64_t b = first; b < memory.batch_bound(); b *= 2) g.batches.push_back(b);
-    g.batches.push_back(std::max(first, memory.batch_bound()));
+    // A closed loop never holds more than its concurrency, spread evenly by admission (the slot
+    // with the fewest requests first): no slot holds more than ceil(concurrency / slots).
+    std::int64_t top = memory.batch_bound();
+    const auto& arrivals = s.serving->arrivals;
+    if (arrivals.closed_loop()) {
+      const std::int64_t slots = s.parallelism.attention_dp;
+      top = std::min(top, (static_cast<std::int64_t>(arrivals.concurrency) + slots - 1) / slots);
+    }
+    for (std::int64_t b = first; b < top; b *= 2) g.batches.push_back(b);
+    g.batches.push_back(std::max(first, top));
   }
   if (!t.contexts.empty()) {
     g.contexts = t.contexts;

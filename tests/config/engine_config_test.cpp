@@ -50,7 +50,7 @@ TEST_CASE("engine: a preset by name, a preset with overrides, --set", "[config][
 
 TEST_CASE("engine: every preset loads and names a registered MLA kernel", "[config][engine]") {
   const auto names = ess::preset_names(ess::PresetKind::engine);
-  CHECK(names == std::vector<std::string>{"deepseek", "sglang", "trtllm", "vllm"});
+  CHECK(names == std::vector<std::string>{"deepseek", "sglang", "sglang-0.4", "trtllm", "trtllm-0.17", "vllm", "vllm-0.7"});
   for (const auto& name : names) {
     auto doc = minimal_scenario();
     doc["engine"] = name;
