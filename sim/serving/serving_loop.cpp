@@ -90,6 +90,7 @@ class Loop {
   const ServingMemory& memory_;
   const ChunkModel* chunks_;
   const ServingConfig& cfg_;
+  const EngineConfig& engine_;
   int gpus_;      // attention replicas: each its own batch (one GPU, or tensor_parallel GPUs)
   int all_gpus_;  // every GPU (energy)
   std::int64_t whole_;
@@ -119,6 +120,7 @@ Loop::Loop(const Scenario& s, const std::vector<Request>& requests, const StepMo
       memory_(memory),
       chunks_(chunks),
       cfg_(*s.serving),
+      engine_(s.engine),
       gpus_(s.parallelism.attention_dp),
       all_gpus_(s.hardware.total_gpus()),
       whole_(static_cast<std::int64_t>(std::floor(s.workload.mtp.acceptance))),
@@ -287,7 +289,9 @@ double Loop::step(double t) {
   } else {
     step.context_mean = contexts / n;
     step.offloaded_share = memory_.offload() ? static_cast<double>(offloaded) / n : 0.0;
-    p = model_.at(static_cast<double>(batch_max), step.context_mean, step.offloaded_share);
+    // A decode step replays the CUDA graph captured for a batch at least this one (the table's
+    // points ran at theirs): looked up at that batch, the padding's steps are not interpolated over.
+    p = model_.at(static_cast<double>(engine_.graph_batch(batch_max)), step.context_mean, step.offloaded_share);
   }
   step.time = p.time;
   step.utilization = std::clamp(p.utilization, 0.0, 1.0);

@@ -75,6 +75,15 @@ TableGrid table_grid(const Scenario& s, const ServingMemory& memory, const std::
     }
     for (std::int64_t b = first; b < top; b *= 2) g.batches.push_back(b);
     g.batches.push_back(std::max(first, top));
+    // Above the largest captured CUDA graph a step runs eagerly (engine.eager_launch_time): a step
+    // in time the table must not interpolate across, so both sides of it are points.
+    if (!s.engine.captured.empty()) {
+      for (const std::int64_t edge : {s.engine.captured.back(), s.engine.captured.back() + 1}) {
+        if (edge > first && edge < top) g.batches.push_back(edge);
+      }
+      std::sort(g.batches.begin(), g.batches.end());
+      g.batches.erase(std::unique(g.batches.begin(), g.batches.end()), g.batches.end());
+    }
   }
   if (!t.contexts.empty()) {
     g.contexts = t.contexts;
@@ -232,8 +241,14 @@ namespace {
 std::vector<std::int64_t> chunk_slice_batches(const Scenario& s, const TableGrid& decode_grid) {
   std::vector<std::int64_t> out;
   const auto& bs = decode_grid.batches;
+  // The decode grid's points on both sides of the largest captured CUDA graph are slices too: a
+  // mixed step always runs eagerly, so a slice's increment over its decode step holds the eager
+  // launches only below that edge, and interpolating increments across it would drop them.
+  const auto edge = [&](std::int64_t b) {
+    return !s.engine.captured.empty() && (b == s.engine.captured.back() || b == s.engine.captured.back() + 1);
+  };
   for (std::size_t i = 0; i < bs.size(); ++i) {
-    if (i % 2 != 0 && i + 1 != bs.size()) continue;
+    if (i % 2 != 0 && i + 1 != bs.size() && !edge(bs[i])) continue;
     const std::int64_t b = std::max<std::int64_t>(bs[i], s.execution.micro_batches);
     if (out.empty() || b > out.back()) out.push_back(b);
   }

@@ -29,7 +29,9 @@ struct TableGrid {
   std::vector<std::int64_t> contexts;
 };
 
-// The table's grid: serving.table's lists, or automatically batches 1, 2, 4, ... and the bound,
+// The table's grid: serving.table's lists, or automatically batches 1 (2 with two micro-batches),
+// 2, 4, ... up to the bound (for a closed loop at most ceil(concurrency / attention replicas)),
+// the bound, and both sides of the engine's largest captured CUDA graph,
 // and contexts from the shortest prompt to the longest prompt + output (plus their geometric
 // middle when they differ by more than 25%).
 [[nodiscard]] TableGrid table_grid(const Scenario& s, const ServingMemory& memory, const std::vector<Request>& requests);
