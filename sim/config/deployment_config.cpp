@@ -14,6 +14,11 @@ constexpr double kDefaultRuntimeOverhead = 2.0 * 1024 * 1024 * 1024;  // 2 GiB, 
 
 }  // namespace
 
+std::string Parallelism::describe() const {
+  return "attention DP" + std::to_string(attention_dp) + " x TP" + std::to_string(tensor_parallel) + ", EP" +
+         std::to_string(expert_parallel) + (moe_tensor_parallel > 1 ? " x MoE TP" + std::to_string(moe_tensor_parallel) : "");
+}
+
 Parallelism read_parallelism(ObjectReader& r, const ModelConfig& model, const Hardware& hw) {
   Parallelism p;
   const int world = hw.total_gpus();

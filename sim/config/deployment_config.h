@@ -3,6 +3,8 @@
 // and "memory" (reserve, runtime overhead) sections.
 #pragma once
 
+#include <string>
+
 #include "models/hardware.h"
 #include "models/units.h"
 #include "sim/config/model_config.h"
@@ -36,6 +38,14 @@ struct Parallelism {
   // DP attention with a tensor-parallel MoE: the MoE block all-gathers its group's tokens and
   // reduce-scatters the outputs (no all-to-all).
   [[nodiscard]] bool gathers_tokens() const { return tensor_parallel == 1 && moe_tensor_parallel > 1; }
+  // GPUs that compute the same tokens in the MoE block and so split the shared expert: the
+  // replica under TP attention, the gathering MoE group under DP attention, else 1 (each GPU its
+  // own tokens, the shared expert whole).
+  [[nodiscard]] int shared_expert_shards() const {
+    return tensor_parallel > 1 ? tensor_parallel : (gathers_tokens() ? moe_group() : 1);
+  }
+  // "attention DP1 x TP8, EP4 x MoE TP2" (the MoE TP part when > 1).
+  [[nodiscard]] std::string describe() const;
 };
 
 // How the serving engine runs one decode step.

@@ -40,7 +40,7 @@ StepBlocks::StepBlocks(const RunBase& run)
       gpus_(run.gpus()),
       tp_(run.parallelism.tensor_parallel),
       ep_(run.parallelism.expert_parallel),
-      moe_tp_(run.parallelism.moe_tensor_parallel),
+      parallelism_(run.parallelism),
       physical_experts_(m_.moe ? m_.moe->routed_experts + run.parallelism.redundant_experts : 0),
       layers_total_(static_cast<int>(m_.layers) + run.workload.mtp.depth - 1) {
   if (m_.moe) {
@@ -217,11 +217,12 @@ void StepBlocks::add_group_moe(std::vector<GpuStepPlan>& gpus, int layer, std::i
   const DType act = m_.activation_dtype;
   // Under TP attention the MoE group is the replica and every GPU of it already holds the
   // replica's T tokens; under DP attention each GPU all-gathers the group's tokens first.
-  const bool gather = tp_ == 1;
-  const int group = gather ? ep_ * moe_tp_ : tp_;
+  const bool gather = parallelism_.gathers_tokens();
+  const int group = parallelism_.shared_expert_shards();  // the GPUs computing the same tokens
+  const int moe_tp = parallelism_.moe_tensor_parallel;
   const std::int64_t experts_per_rank = physical_experts_ / ep_;
-  const std::int64_t width = moe.expert_intermediate / moe_tp_;
-  const std::int64_t shared_width = moe.expert_intermediate * moe.shared_experts / group;
+  const std::int64_t width = moe.expert_intermediate / moe_tp;
+  const std::int64_t shared_width = moe.expert_intermediate * moe.shared_experts / parallelism_.shared_expert_shards();
   const std::int64_t tokens = gather ? T * group : T;
   // DP attention gathers thousands of prefill tokens per GPU: at most max_routed per GPU are
   // routed one by one, the counts scaled (as add_moe's all-to-all path); under TP attention every
@@ -259,7 +260,7 @@ void StepBlocks::add_group_moe(std::vector<GpuStepPlan>& gpus, int layer, std::i
       add_moe_input(out, layer, tokens, shared_width);
       // The GPUs of one EP rank are adjacent; each computes its moe_tensor_parallel share of the
       // rank's experts' columns.
-      const std::size_t ep_rank = static_cast<std::size_t>(rank / moe_tp_);
+      const std::size_t ep_rank = static_cast<std::size_t>(rank / moe_tp);
       add_experts(out, layer,
                   std::span<const std::int64_t>(rows.data() + ep_rank * static_cast<std::size_t>(experts_per_rank),
                                                 static_cast<std::size_t>(experts_per_rank)),
@@ -398,7 +399,7 @@ StepBlocks::ExpertTraffic StepBlocks::route_experts(int layer, std::int64_t T, R
 
 void StepBlocks::add_moe(std::vector<GpuStepPlan>& gpus, int layer, std::int64_t T, Rng& rng, AlltoallDedup dedup,
                          std::int64_t max_routed) const {
-  if (tp_ > 1 || moe_tp_ > 1) {
+  if (tp_ > 1 || parallelism_.gathers_tokens()) {
     add_group_moe(gpus, layer, T, rng, max_routed);
     return;
   }

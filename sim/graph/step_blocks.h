@@ -128,7 +128,7 @@ class StepBlocks {
   int gpus_;
   int tp_;
   int ep_;
-  int moe_tp_;
+  Parallelism parallelism_;
   std::int64_t physical_experts_;         // routed + redundant (MoE models)
   std::optional<ExpertRouting> routing_;  // MoE models: where routed token copies land
   int layers_total_;

@@ -69,8 +69,7 @@ std::vector<WeightGemm> weight_gemms(const ModelConfig& m, const Parallelism& p,
     // In a MoE group whose GPUs compute the same tokens (add_group_moe: TP attention, or DP
     // attention gathering them) the shared experts are sharded over the group; the routed ones
     // are split over moe_tensor_parallel GPUs.
-    const std::int64_t shared_shards = tp > 1 ? tp : (p.gathers_tokens() ? p.moe_group() : 1);
-    const std::int64_t shared_width = e.expert_intermediate * e.shared_experts / shared_shards;
+    const std::int64_t shared_width = e.expert_intermediate * e.shared_experts / p.shared_expert_shards();
     const std::int64_t routed_width = e.expert_intermediate / p.moe_tensor_parallel;
     if (shared_width > 0) {
       add(opname::shared_gate_up, dense, 2 * shared_width, m.hidden, w);

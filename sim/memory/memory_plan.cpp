@@ -73,11 +73,10 @@ double moe_weights(const ModelConfig& m, const Parallelism& p) {
   // Routed experts: 1/expert_parallel of them per GPU, each split over moe_tensor_parallel GPUs.
   // Shared experts are sharded over the MoE group when its GPUs compute the same tokens (TP
   // attention, or DP attention gathering them), else each GPU holds them whole.
-  const int shared_shards = p.tensor_parallel > 1 ? p.tensor_parallel : (p.gathers_tokens() ? p.moe_group() : 1);
   const double expert = 2 * matrix(m.hidden, e.expert_intermediate, m.weight_dtype) +
                         matrix(e.expert_intermediate, m.hidden, m.weight_dtype);
   return norm_weights(m.hidden, m.activation_dtype) + matrix(m.hidden, e.routed_experts, DType::bf16) +  // router
-         d(e.shared_experts) * expert / d(shared_shards) +
+         d(e.shared_experts) * expert / d(p.shared_expert_shards()) +
          d(physical / p.expert_parallel) * expert / d(p.moe_tensor_parallel);
 }
 

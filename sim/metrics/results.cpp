@@ -300,9 +300,7 @@ void add_layout(nlohmann::ordered_json& summary, const Scenario& s, const RunRes
 
 std::string run_title(const Scenario& s, const RunResult& r, const std::string& what) {
   std::string out = (s.name.empty() ? s.origin : s.name) + ": " + what + s.model.name + " on " + std::to_string(r.gpus) + " x " +
-                    s.hardware.name + " (attention DP" + std::to_string(s.parallelism.attention_dp) + " x TP" +
-                    std::to_string(s.parallelism.tensor_parallel) + ", EP" + std::to_string(s.parallelism.expert_parallel) +
-                    (s.parallelism.moe_tensor_parallel > 1 ? " x MoE TP" + std::to_string(s.parallelism.moe_tensor_parallel) : "") + ")\n";
+                    s.hardware.name + " (" + s.parallelism.describe() + ")\n";
   out += "  hardware " + s.hardware.name + ": " +
          (s.hardware_calibration.empty()
               ? "uncalibrated (datasheet numbers and estimated efficiencies; `ess-sim calibrate` fits a profile)"

@@ -462,13 +462,8 @@ std::string serving_table(const Scenario& s, const nlohmann::ordered_json& j) {
   const ArrivalConfig& a = s.serving->arrivals;
   const std::string load = a.closed_loop() ? std::to_string(a.requests) + " requests at concurrency " + std::to_string(a.concurrency)
                                            : format_quantity(s.serving->duration.value(), Dimension::seconds) + " of arrivals";
-  const Parallelism& p = s.parallelism;
-  const std::string layout = "attention DP" + std::to_string(p.attention_dp) + " x TP" + std::to_string(p.tensor_parallel) +
-                             (s.model.moe ? ", EP" + std::to_string(p.expert_parallel) +
-                                                (p.moe_tensor_parallel > 1 ? " x MoE TP" + std::to_string(p.moe_tensor_parallel) : "")
-                                          : "");
   out += (s.name.empty() ? s.origin : s.name) + ": serving " + load + " on " + std::to_string(s.hardware.total_gpus()) + " x " +
-         s.hardware.gpu.kind + ", " + layout + ", engine " + s.engine.name + " (" + (s.cache.mode == CacheMode::offload ? "ESS offload" : "GPU-only cache") + ")\n";
+         s.hardware.gpu.kind + ", " + s.parallelism.describe() + ", engine " + s.engine.name + " (" + (s.cache.mode == CacheMode::offload ? "ESS offload" : "GPU-only cache") + ")\n";
   line(a.closed_loop() ? "requests (completed / sent)" : "requests (completed / arrived)",
        num("%.0f", get(j, {"requests", "completed"})) + " / " + num("%.0f", get(j, {"requests", "arrived"})));
   line("run time (to the last completion)", num("%.1f s", get(j, {"duration_s"})));
