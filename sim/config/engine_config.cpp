@@ -94,6 +94,11 @@ const std::vector<EngineKey>& engine_keys() {
       {"eager_launch_time", "eager_launch_time_s", K::decode, true,
        [](ObjectReader& r, EngineConfig& e) { e.eager_launch_time = r.seconds("eager_launch_time", Range::closed(0.0, 1e-4)); },
        [](const EngineConfig& e) { return J(e.eager_launch_time.value()); }},
+      {"prefill_schedule", "prefill_schedule", K::decode, false,
+       [](ObjectReader& r, EngineConfig& e) {
+         e.prefill_first = r.choice("prefill_schedule", {"mixed", "prefill_first"}) == "prefill_first";
+       },
+       [](const EngineConfig& e) { return J(e.prefill_first ? "prefill_first" : "mixed"); }},
   };
   return keys;
 }

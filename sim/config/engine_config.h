@@ -67,6 +67,12 @@ struct EngineConfig {
   // prompt chunk, or a batch above the largest captured size) every kernel takes at least this
   // long, the GPU waiting for its launch when the kernel is shorter.
   Seconds eager_launch_time;
+  // Colocated serving's schedule when prompts wait (sim/serving/serving_loop.h): "mixed", a step
+  // runs the replica's decode tokens and prompt chunks together under the token budget (vLLM V1's
+  // scheduler, TensorRT-LLM's in-flight batching); "prefill_first", a replica with prompts waiting
+  // runs a step of prompt chunks only and its decoding requests wait (vLLM V0's default scheduler,
+  // SGLang's without --enable-mixed-chunk).
+  bool prefill_first = false;
   // Whether a decode pass of `requests` requests of one replica runs eagerly (no CUDA graph): a
   // batch above the largest captured size, for an engine that captures graphs.
   [[nodiscard]] bool eager(std::int64_t requests) const { return !captured.empty() && requests > captured.back(); }

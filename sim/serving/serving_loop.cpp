@@ -25,6 +25,7 @@ struct Active {
   std::int64_t context = 0;
   std::int64_t remaining = 0;
   bool first = true;
+  double last = 0.0;  // end of the step that gave its latest token
   Rng tokens{0};
 };
 
@@ -76,6 +77,9 @@ class Loop {
   void admit(double t);
   // Colocated mode: this step's prompt chunks per GPU under the token budget (taking), and what they add.
   ChunkCost plan_chunks(double batch, std::int64_t& tokens);
+  // engine.prefill_schedule "prefill_first": the replicas with prompts waiting, whose step runs
+  // prompt chunks alone (their decoding requests wait); none under "mixed".
+  void mark_paused();
   // One step at t; returns its end.
   double step(double t);
   // Tokens of the step's end for decoding requests, and prompts whose last chunk ran.
@@ -104,6 +108,7 @@ class Loop {
   std::vector<double> host_used_;
   std::vector<Active> active_;            // decoding
   std::vector<Prefilling> prefilling_;    // colocated: admitted, prompt not done, in admission order
+  std::vector<char> paused_;              // per replica, this step (mark_paused)
   std::deque<std::size_t> queue_;
   std::size_t sent_ = 0;  // requests whose arrival is known: all of an open loop, those sent so far of a closed one
   Rng accept_root_;
@@ -130,6 +135,7 @@ Loop::Loop(const Scenario& s, const std::vector<Request>& requests, const StepMo
       decoding_(static_cast<std::size_t>(gpus_), 0),
       held_(static_cast<std::size_t>(gpus_), 0.0),
       host_used_(static_cast<std::size_t>(memory.sockets()), 0.0),
+      paused_(static_cast<std::size_t>(gpus_), 0),
       accept_root_(acceptance_seed(s.seed)),
       power_(s.hardware.gpu.power) {
   if (cfg_.prefill.colocated() != (chunks != nullptr)) {
@@ -234,7 +240,8 @@ ChunkCost Loop::plan_chunks(double batch, std::int64_t& tokens) {
   // Decode tokens first (every decoding request's query tokens), then prompts in admission order.
   std::vector<std::int64_t> left(static_cast<std::size_t>(gpus_));
   for (std::size_t g = 0; g < left.size(); ++g) {
-    left[g] = std::max<std::int64_t>(0, cfg_.prefill.tokens_per_gpu - decoding_[g] * depth_);
+    const std::int64_t decode_tokens = paused_[g] != 0 ? 0 : decoding_[g] * depth_;
+    left[g] = std::max<std::int64_t>(0, cfg_.prefill.tokens_per_gpu - decode_tokens);
   }
   std::vector<std::int64_t> chunk(left.size(), 0);
   std::vector<double> pairs(left.size(), 0.0);
@@ -249,7 +256,7 @@ ChunkCost Loop::plan_chunks(double batch, std::int64_t& tokens) {
     pairs[g] += n * static_cast<double>(p.a.context) + n * (n + 1.0) / 2.0;
   }
   // A GPU's chunks are priced as one chunk of their tokens with their causal key pairs (its cached
-  // tokens from the pairs, none when several short prompts have fewer pairs than one chunk); the
+  // tokens from the pairs, negative when several prompts have fewer pairs than one chunk); the
   // step waits for the GPU whose chunks add the most.
   ChunkCost worst;
   tokens = 0;
@@ -257,33 +264,46 @@ ChunkCost Loop::plan_chunks(double batch, std::int64_t& tokens) {
     if (chunk[g] == 0) continue;
     tokens += chunk[g];
     const auto c = static_cast<double>(chunk[g]);
-    const double cached = std::max(0.0, (pairs[g] - c * (c + 1.0) / 2.0) / c);
+    const double cached = (pairs[g] - c * (c + 1.0) / 2.0) / c;  // below 0: several prompts (ChunkModel::added)
     const ChunkCost added = chunks_->added(batch, c, cached);
     if (added.time > worst.time) worst = added;
   }
   return worst;
 }
 
+void Loop::mark_paused() {
+  std::fill(paused_.begin(), paused_.end(), 0);
+  if (!engine_.prefill_first) return;
+  for (const Prefilling& p : prefilling_) paused_[static_cast<std::size_t>(p.a.gpu)] = 1;
+}
+
 double Loop::step(double t) {
   ServingStep step;
   step.start = t;
+  mark_paused();
+  // The decode part: the requests of replicas not paused for prompts.
   std::int64_t batch_max = 0;
-  for (auto n : decoding_) batch_max = std::max(batch_max, n);
+  for (std::size_t g = 0; g < decoding_.size(); ++g) {
+    if (paused_[g] == 0) batch_max = std::max(batch_max, decoding_[g]);
+  }
   std::int64_t requests_max = 0;
   for (auto n : on_gpu_) requests_max = std::max(requests_max, n);
   double contexts = 0.0;
   std::int64_t offloaded = 0;
+  std::int64_t decoding = 0;
   for (const auto& a : active_) {
+    if (paused_[static_cast<std::size_t>(a.gpu)] != 0) continue;
     contexts += static_cast<double>(a.context);
     offloaded += a.offloaded ? 1 : 0;
+    ++decoding;
   }
-  const double n = static_cast<double>(active_.size());
+  const double n = static_cast<double>(decoding);
   step.batch_max = static_cast<std::int32_t>(batch_max);
   step.active = static_cast<std::int32_t>(active_.size() + prefilling_.size());
   step.queued = static_cast<std::int32_t>(queue_.size());
   step.cap = static_cast<std::int32_t>(controller_->cap());
   StepPoint p;
-  if (active_.empty()) {
+  if (decoding == 0) {
     // Only prompt chunks: the chunk model's smallest-batch step stands for the decode part.
     p = chunks_->slices.front().reference;
   } else {
@@ -297,7 +317,7 @@ double Loop::step(double t) {
   step.utilization = std::clamp(p.utilization, 0.0, 1.0);
   if (chunks_ != nullptr) {
     std::int64_t tokens = 0;
-    const ChunkCost added = plan_chunks(active_.empty() ? static_cast<double>(chunks_->slices.front().batch) : static_cast<double>(batch_max), tokens);
+    const ChunkCost added = plan_chunks(decoding == 0 ? static_cast<double>(chunks_->slices.front().batch) : static_cast<double>(batch_max), tokens);
     if (tokens > 0) {
       const double busy = p.utilization * p.time + added.busy;
       step.time = p.time + added.time;
@@ -336,6 +356,10 @@ void Loop::finished(double end) {
 void Loop::advance_decoding(double end, ServingStep& step) {
   for (std::size_t k = 0; k < active_.size();) {
     Active& a = active_[k];
+    if (paused_[static_cast<std::size_t>(a.gpu)] != 0) {
+      ++k;  // its replica runs prompt chunks alone this step
+      continue;
+    }
     std::int64_t got = whole_ + (extra_ > 0.0 && a.tokens.uniform() < extra_ ? 1 : 0);
     got = std::min(got, a.remaining);
     a.remaining -= got;
@@ -345,9 +369,12 @@ void Loop::advance_decoding(double end, ServingStep& step) {
     if (a.first) {
       out.first_token = end;
       a.first = false;
+    } else if (a.last < step.start) {
+      step.stalled.push_back(StalledChunk{end - a.last, static_cast<std::int32_t>(got)});  // waited out prefill steps
     } else {
       ++step.chunks[static_cast<std::size_t>(got)];
     }
+    a.last = end;
     if (a.remaining > 0) {
       ++k;
       continue;
@@ -377,6 +404,7 @@ void Loop::advance_prefilling(double end) {
     out.first_token = end;
     out.generated = 1;
     p.a.first = false;
+    p.a.last = end;
     p.a.remaining = r.output_tokens - 1;
     if (p.a.remaining <= 0) {
       out.finish = end;

@@ -31,7 +31,10 @@
 // plus what the chunks of the GPU whose chunks cost the most add (ChunkModel, step_table.h); a
 // step with chunks only costs the chunk model's mixed step. A prompt whose last chunk ran has its
 // first token at the step's end (TTFT) and decodes from the next step; its HBM and host memory
-// are held from admission.
+// are held from admission. Under engine.prefill_schedule "prefill_first" (vLLM V0, SGLang) a
+// replica with prompts waiting spends its whole budget on their chunks and its decoding requests
+// get no token that step (their next inter-token gap spans the wait); the step's decode part is
+// the other replicas' (attention DP ranks step together).
 #pragma once
 
 #include <cstdint>
@@ -58,6 +61,13 @@ struct RequestOutcome {
   [[nodiscard]] bool completed() const { return finish >= 0.0; }
 };
 
+// Tokens a request got after waiting out steps that ran prompt chunks alone on its replica
+// (engine.prefill_schedule "prefill_first"): the gap since its previous tokens spans them.
+struct StalledChunk {
+  double gap = 0.0;  // seconds since its previous tokens
+  std::int32_t tokens = 0;
+};
+
 struct ServingStep {
   double start = 0.0;
   double time = 0.0;
@@ -74,6 +84,7 @@ struct ServingStep {
   // Inter-token gaps of this step: chunks[k] requests got k tokens at its end after an earlier
   // chunk (their first chunk is their TTFT, not an ITL).
   std::vector<std::int32_t> chunks;
+  std::vector<StalledChunk> stalled;  // requests whose gap spans more than this step, one each
 };
 
 struct ServingRun {

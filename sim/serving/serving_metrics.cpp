@@ -258,6 +258,10 @@ StepTally tally_steps(const ServingRun& run) {
       t.itl.emplace_back(st.time, st.chunks[k]);
       t.itl_token.emplace_back(st.time / static_cast<double>(k), static_cast<double>(st.chunks[k]) * static_cast<double>(k));
     }
+    for (const StalledChunk& c : st.stalled) {
+      t.itl.emplace_back(c.gap, 1);
+      t.itl_token.emplace_back(c.gap / static_cast<double>(c.tokens), static_cast<double>(c.tokens));
+    }
   }
   return t;
 }

@@ -65,8 +65,24 @@ ChunkCost ChunkModel::added(double batch, double tokens, double cached) const {
   if (slices.empty()) throw InternalError("ChunkModel: no slices");
   if (tokens <= 0.0) return {};
   const auto added_at = [&](const ChunkSlice& sl, double t, double c) {
-    const StepPoint m = sl.table.at(t, c);
-    return ChunkCost{m.time - sl.reference.time, m.utilization * m.time - sl.reference.utilization * sl.reference.time};
+    const auto& cs = sl.table.contexts();
+    double time = 0.0;
+    double busy = 0.0;
+    if (c < static_cast<double>(cs.front()) && cs.size() > 1) {
+      // Fewer key pairs than one causal chunk (several prompts): linear in the pairs along the
+      // cached axis, from its first two points.
+      const StepPoint a = sl.table.at(t, static_cast<double>(cs[0]));
+      const StepPoint b = sl.table.at(t, static_cast<double>(cs[1]));
+      const double w = (c - static_cast<double>(cs[0])) / static_cast<double>(cs[1] - cs[0]);
+      time = a.time + w * (b.time - a.time);
+      busy = a.utilization * a.time + w * (b.utilization * b.time - a.utilization * a.time);
+    } else {
+      const StepPoint m = sl.table.at(t, c);
+      time = m.time;
+      busy = m.utilization * m.time;
+    }
+    return ChunkCost{std::max(0.0, time - sl.reference.time),
+                     std::max(0.0, busy - sl.reference.utilization * sl.reference.time)};
   };
   const ChunkSlice& first = slices.front();
   const double smallest = static_cast<double>(first.table.batches().front());

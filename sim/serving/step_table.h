@@ -67,8 +67,11 @@ struct StepModel {
 // What a chunk adds at batch b: slice 0's (mixed - reference) at (tokens, cached), plus how that
 // changes from slice 0's batch to b at the middle cached point, piecewise linear between the
 // slices' batches (clamped to them); below the smallest chunk on the grid, in proportion to the
-// tokens (nothing at none). `ess-sim bench` compares the decode table plus this with direct mixed
-// runs between the slices' batches.
+// tokens (nothing at none). `cached` below 0 stands for chunks holding several prompts, with fewer
+// causal key pairs than one chunk of their tokens ((pairs - tokens (tokens + 1) / 2) / tokens):
+// extrapolated linearly along the cached axis from its first two points (attention work is linear
+// in the key pairs), never below nothing added. `ess-sim bench` compares the decode table plus
+// this with direct mixed runs between the slices' batches.
 struct ChunkCost {
   double time = 0.0;  // seconds added to the step
   double busy = 0.0;  // busy compute seconds added (utilisation x time, mean over GPUs)

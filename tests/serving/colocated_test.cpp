@@ -102,3 +102,54 @@ TEST_CASE("colocated mode takes a token budget, and the chunk grid spans the bud
   CHECK_THROWS_WITH(test::serving_scenario(test::kServingBaselineColocated, {"serving.prefill.instances=2"}),
                     Catch::Contains("/serving/prefill/instances") && Catch::Contains("unknown key"));
 }
+
+TEST_CASE("a chunk of several prompts, with fewer key pairs than one chunk, is extrapolated along the cached axis", "[serving][colocated]") {
+  // Mixed steps of 1 s with nothing cached and 2 s with 1,000 tokens cached, beside a 0.1 s reference.
+  ChunkModel m;
+  m.slices.push_back(ChunkSlice{1, StepTable({256, 8192}, {0, 1000}, {{1.0, 1.0}, {2.0, 1.0}, {1.0, 1.0}, {2.0, 1.0}}),
+                                StepPoint{0.1, 0.5}});
+  CHECK(m.added(1, 4096, 500).time == Approx(1.5 - 0.1));
+  CHECK(m.added(1, 4096, -500).time == Approx(0.5 - 0.1));  // half a causal chunk's pairs fewer: 1 - 0.5
+  CHECK(m.added(1, 4096, -500).busy == Approx(0.5 - 0.05));
+  CHECK(m.added(1, 4096, -5000).time == 0.0);  // never below nothing added
+}
+
+TEST_CASE("prefill_first: a replica with a prompt waiting runs its chunks alone, its decoding requests wait", "[serving][colocated]") {
+  // One TP8 replica; the engine key against the mixed schedule of the test above.
+  const auto scenario = [](const std::string& schedule) {
+    return test::serving_scenario(test::kServingBaselineColocated,
+                                  {"serving.prefill.tokens_per_gpu=1000", "workload.mtp.depth=1", "workload.mtp.acceptance=1",
+                                   "serving.controller.enabled=false", "parallelism.attention_dp=1",
+                                   "parallelism.tensor_parallel=8", "parallelism.expert_parallel=1",
+                                   "engine.prefill_schedule=" + schedule});
+  };
+  const Scenario s = scenario("prefill_first");
+  REQUIRE(s.engine.prefill_first);
+  CHECK_FALSE(scenario("mixed").engine.prefill_first);
+  CHECK_THROWS_WITH(scenario("decode_first"), Catch::Contains("/engine/prefill_schedule") && Catch::Contains("prefill_first"));
+  const ServingMemory memory(s, 261, 1502, std::nullopt);
+  StepModel model;
+  model.gpu = test::linear_table(0.010, 0.0, 64, 0.25);
+  ChunkModel chunks;
+  chunks.slices.push_back(constant_slice(1, 1.0, 0.1, {0, 1 << 20}));
+  // r0 prefills in [0, 1]. r1 (1,500 tokens) is admitted at 1 to the same replica: its chunks of
+  // 1,000 and 500 run alone in [1, 2] and [2, 3] (the mixed step, 1 s each) while r0 waits; then
+  // both decode at 10 ms a step.
+  const std::vector<Request> requests = {{0, 0.0, 256, 5}, {1, 0.5, 1500, 2}};
+  const ServingRun run = run_serving(s, requests, model, memory, &chunks);
+  CHECK(run.requests[0].first_token == Approx(1.0));
+  CHECK(run.requests[1].gpu == 0);
+  CHECK(run.requests[1].first_token == Approx(3.0));
+  CHECK(run.requests[1].finish == Approx(3.010));
+  CHECK(run.requests[0].finish == Approx(3.0 + 4 * 0.010));
+  REQUIRE(run.steps.size() >= 4);
+  CHECK(run.steps[1].time == Approx(1.0));
+  CHECK(run.steps[1].prefill_tokens == 1000);
+  CHECK(run.steps[1].chunks == std::vector<std::int32_t>{0, 0});  // r0 got nothing
+  // r0's second token spans the two prefill steps: one gap of 2.01 s, not two 10 ms steps.
+  REQUIRE(run.steps[3].stalled.size() == 1);
+  CHECK(run.steps[3].stalled[0].gap == Approx(2.010));
+  CHECK(run.steps[3].stalled[0].tokens == 1);
+  const auto j = serving_json(s, run, model, memory);
+  CHECK(j["itl_s"]["max"].get<double>() == Approx(2.010));
+}
