@@ -96,6 +96,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   add_plot_command(app, action);
   add_search_command(app, action);
   add_compare_command(app, action);
+  add_launch_command(app, action);
   add_train_predictor_command(app, action);
   require_finite_numbers(app);
 

@@ -55,6 +55,8 @@ void add_plot_command(CLI::App& app, CommandAction& action);
 void add_search_command(CLI::App& app, CommandAction& action);
 // `compare` (cmd_compare.cpp): scenarios side by side on common random numbers, over seeds.
 void add_compare_command(CLI::App& app, CommandAction& action);
+// `launch` (cmd_launch.cpp): an engine's launch and benchmark commands as a serving scenario.
+void add_launch_command(CLI::App& app, CommandAction& action);
 // `train-predictor` (cmd_train_predictor.cpp): the learned prefetch predictor's heat model from traces.
 void add_train_predictor_command(CLI::App& app, CommandAction& action);
 

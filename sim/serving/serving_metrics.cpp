@@ -490,7 +490,8 @@ std::string serving_table(const Scenario& s, const nlohmann::ordered_json& j) {
                                     num("%.0f%% of step time", 100.0 * get(pf, {"prefill_time_share"})) +
                                     "; admission to first token mean " + ms(get(pf, {"prefill_s", "mean"})));
     line("TTFT mean / p99", ms(get(j, {"ttft_s", "mean"})) + " / " + ms(get(j, {"ttft_s", "p99"})) +
-                                " (queue and chunked prefill beside decode)");
+                                (s.engine.prefill_first ? " (queue and chunked prefill, decode waiting: engine.prefill_schedule prefill_first)"
+                                                        : " (queue and chunked prefill beside decode)"));
   } else {
     line("TTFT mean / p99", ms(get(j, {"ttft_s", "mean"})) + " / " + ms(get(j, {"ttft_s", "p99"})) +
                                 " (prefill not simulated: serving.prefill.mode none)");
