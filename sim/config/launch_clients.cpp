@@ -25,7 +25,11 @@ const std::vector<FlagRule> kClient = {
     {{"--random-output-len", "--random-output"}, true, F::used, "",
      +[](S& s, const V& v) -> std::string { s.output_len = v.positive(); return "serving.arrivals.output_tokens"; }},
     {{"--random-range-ratio"}, true, F::used, "",
-     +[](S& s, const V& v) -> std::string { s.range_ratio = v.number(); return "the spread of the lengths (below)"; }},
+     +[](S& s, const V& v) -> std::string {
+       s.range_ratio = v.number();
+       if (*s.range_ratio > 1.0) v.refuse("takes a ratio in [0, 1], got \"" + v.text + "\"");
+       return "the spread of the lengths (below)";
+     }},
     {{"--request-rate"}, true, F::used, "",
      +[](S& s, const V& v) -> std::string { s.rate = v.number(); return "the arrival process (below)"; }},
     {{"--dataset-name"}, true, F::used, "",

@@ -13,10 +13,15 @@
 #include "sim/config/quantity.h"
 #include "sim/config/scenario.h"
 #include "sim/config/serving_config.h"
+#include "sim/config/utf8.h"
 
 namespace ess {
 
 namespace {
+
+// No launch or client flag counts past this (tokens, requests, GPUs): larger is a typo, and sums
+// of two stay far from overflow.
+constexpr long long kMaxFlagInteger = 1'000'000'000'000LL;
 
 std::string origin_of(const std::string& command) {
   return command == "serve" ? "the launch command" : "the benchmark command";
@@ -81,10 +86,10 @@ std::int64_t FlagValue::positive() const {
   try {
     std::size_t used = 0;
     const long long v = std::stoll(text, &used);
-    if (used == text.size() && v >= 1) return v;
+    if (used == text.size() && v >= 1 && v <= kMaxFlagInteger) return v;
   } catch (const std::exception&) {
   }
-  refuse("takes a positive integer, got \"" + text + "\"");
+  refuse("takes a positive integer (at most 10^12), got \"" + text + "\"");
 }
 
 double FlagValue::number() const {
@@ -348,9 +353,6 @@ void budgets(const LaunchState& s, const std::string& preset, const Layout& l, n
 // The client's arrivals: all at once (request rate inf, the clients' default) is a closed loop of
 // --max-concurrency (all the prompts when not given); a finite rate is Poisson.
 nlohmann::ordered_json arrivals(const LaunchState& s, const std::string& client, std::vector<FlagReport>& report) {
-  if (!s.input_len || !s.output_len) {
-    throw ConfigError("the benchmark command", "", "give --random-input-len and --random-output-len: ess-sim needs the lengths");
-  }
   const std::int64_t prompts = s.prompts.value_or(1000);
   if (!s.prompts) report.push_back({"bench", "(prompts)", FlagFate::assumed, "--num-prompts 1000, the clients' default"});
   // Lengths: vLLM's bench serve draws [len (1 - r), len (1 + r)] (r default 0); SGLang's and the
@@ -395,6 +397,13 @@ nlohmann::ordered_json arrivals(const LaunchState& s, const std::string& client,
 }  // namespace
 
 LaunchTranslation translate_launch(const LaunchRequest& q) {
+  // Both commands reach the scenario's description (JSON): text that is not UTF-8 is refused here.
+  for (const auto& [text, command] : {std::pair{&q.serve, "serve"}, std::pair{&q.bench, "bench"}}) {
+    if (const auto at = invalid_utf8_at(*text)) {
+      throw ConfigError(origin_of(command), "", "not UTF-8 at byte " + std::to_string(*at) + ": " + printable(*text));
+    }
+  }
+  if (invalid_utf8_at(q.name)) throw ConfigError("--name", "", "not UTF-8: " + printable(q.name));
   LaunchTranslation out;
   LaunchState s;
   const CommandDialect& serve = parse_command("serve", q.serve, serve_dialects(), s, out.report);
@@ -402,6 +411,10 @@ LaunchTranslation translate_launch(const LaunchRequest& q) {
   const CommandDialect& bench = parse_command("bench", q.bench, bench_dialects(), s, out.report);
   s.client = std::string(bench.name);
   if (s.model.empty()) throw ConfigError("the launch command", "", "no model: give " + std::string(serve.name) + " the model path");
+  if (!s.input_len || !s.output_len) {
+    throw ConfigError("the benchmark command", "", "give --random-input-len and --random-output-len: ess-sim needs the lengths");
+  }
+  if (s.rate && *s.rate <= 0.0) throw ConfigError("the benchmark command", "", "--request-rate must be above 0 (inf: all at once)");
 
   std::string preset = q.engine.value_or(s.engine);
   if (preset != s.engine && preset.rfind(s.engine + "-", 0) != 0) {

@@ -119,3 +119,19 @@ TEST_CASE("launch: flags it cannot model are refused with the flag named, never 
   CHECK(r.fate == FlagFate::assumed);
   CHECK_THAT(r.effect, Catch::Contains("memory plan"));
 }
+
+TEST_CASE("launch: a command that is not UTF-8 is refused, not written into the scenario", "[config][launch]") {
+  // Found by tests/fuzz/launch_fuzz.cpp: a byte 0xC1 in the model path crashed the JSON writer.
+  CHECK_THROWS_WITH(translate("trtllm-serve 'deepsee\xC1-ai/DeepSeek-R1' --tp_size 8",
+                              "python3 benchmarks/benchmark_serving.py --random-input-len 100 --random-output-len 10"),
+                    Catch::Contains("not UTF-8") && Catch::Contains("\\xC1"));
+}
+
+TEST_CASE("launch: a range ratio outside [0, 1] is refused", "[config][launch]") {
+  // Found by tests/fuzz/launch_fuzz.cpp: "inf" reached a conversion to an integer length.
+  for (const std::string r : {"Inf", "1.5"}) {
+    CHECK_THROWS_WITH(translate("vllm serve deepseek-ai/DeepSeek-R1 -tp 8",
+                                "python3 -m sglang.bench_serving --random-input-len 100 --random-output-len 10 --random-range-ratio " + r),
+                      Catch::Contains("--random-range-ratio") && Catch::Contains("[0, 1]"));
+  }
+}
