@@ -363,7 +363,7 @@ nlohmann::ordered_json arrivals(const LaunchState& s, const std::string& client,
     std::int64_t lo = len;
     std::int64_t hi = len;
     if (client == "vllm bench serve") {
-      if (r >= 1.0) throw ConfigError("the benchmark command", "", "--random-range-ratio " + std::to_string(r) + ": vllm bench serve takes it below 1");
+      if (r >= 1.0) throw ConfigError("the benchmark command", "", "--random-range-ratio " + shortest_number(r) + ": vllm bench serve takes it below 1");
       lo = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::floor(d * (1.0 - r))));
       hi = static_cast<std::int64_t>(std::ceil(d * (1.0 + r)));
     } else {
