@@ -5,9 +5,13 @@
 # Each row is linearised (one run at no host time, one per key at a small step), the keys fitted
 # non-negative by least squares of the relative TPOT and time-per-output-token errors, then every
 # row simulated with its release's fit and with the fit of the release's other rows (left out).
-# A release with fewer than 4 rows is not fitted. Prints Markdown.
+# A release with fewer than 4 rows is not fitted. Then the engine model's own error per release
+# (engine.serving_error_*): one sigma of ln(simulated / measured) of TTFT, TPOT and throughput over
+# its rows, each simulated with the fit of the others (releases with fewer rows: the pool of the
+# fitted rows), and the band's coverage with every row left out of both the fit and the sigma.
+# --write-presets writes those sigmas, with their source, into scenarios/engines/. Prints Markdown.
 #
-#   validate/fit-engine-host.sh [ESS_SIM] [--jobs N]
+#   validate/fit-engine-host.sh [ESS_SIM] [--jobs N] [--write-presets]
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 exe="build/release/ess-sim"

@@ -2,7 +2,9 @@
 import argparse
 import concurrent.futures
 import itertools
+import datetime
 import json
+import math
 import os
 import statistics
 import sys
@@ -47,7 +49,8 @@ def targets(entry):
 
 
 def simulate(exe, row, theta):
-    sets = [f"{k}={v:.9g}s" for (k, *_), v in zip(KEYS, theta)]
+    # theta None: the preset's own host time.
+    sets = [] if theta is None else [f"{k}={v:.9g}s" for (k, *_), v in zip(KEYS, theta)]
     res, err = sb.run(exe, row, sets)
     if res is None:
         raise RuntimeError(f"{row['id']}: {err}")
@@ -123,10 +126,90 @@ def linearise(exe, rows, pool):
     return lin
 
 
+# The engine model's own error (engine.serving_error_*): per release, one sigma of ln(simulated /
+# measured) = the root mean square over its rows, each simulated with the fit of the release's other
+# rows. Releases with fewer than MIN_ROWS rows (and presets with none) get the pool of the fitted
+# releases' rows. Coverage is held out twice: a row is within its band when |its error| <= the sigma
+# of its release's other rows (or the pool, for an unfitted release) with its calibration band in
+# quadrature.
+BAND_METRICS = ("ttft", "tpot", "output_throughput")
+BAND_KEYS = ("serving_error_ttft", "serving_error_tpot", "serving_error_throughput")
+
+
+def rms(values):
+    values = list(values)
+    return (sum(v * v for v in values) / len(values)) ** 0.5 if values else None
+
+
+def engine_errors(logs, fitted):
+    pooled_rows = [x for rel in fitted for x in logs.get(rel, [])]
+    pooled = [rms(x["e"][m] for x in pooled_rows) for m in range(3)]
+    print()
+    print("| engine release | preset | rows | sigma of ln(sim / meas): TTFT, TPOT, throughput | within one sigma, held out: TTFT, TPOT, throughput |")
+    print("|---|---|---|---|---|")
+    out = {}
+    total = [0, 0, 0]
+    count = 0
+    for rel, part in sorted(logs.items()):
+        own = rel in fitted
+        sig = [rms(x["e"][m] for x in part) for m in range(3)] if own else pooled
+        within = [0, 0, 0]
+        for x in part:
+            others = [o for o in part if o is not x]
+            for m in range(3):
+                held = rms(o["e"][m] for o in others) if own else pooled[m]
+                if abs(x["e"][m]) <= math.hypot(held, x["cal"][m]):
+                    within[m] += 1
+        for m in range(3):
+            total[m] += within[m]
+        count += len(part)
+        preset = part[0]["engine"]
+        out[preset] = {"release": rel, "rows": len(part), "sigma": sig, "own": own}
+        print(f"| {rel} | `{preset}` | {len(part)} | " + ", ".join(f"{v:.3f}" for v in sig) +
+              ("" if own else " (pooled: too few rows)") + " | " + ", ".join(f"{w}/{len(part)}" for w in within) + " |")
+    print()
+    print(f"Held-out coverage of the one-sigma band over {count} rows (nominal 68%): " +
+          ", ".join(f"{name} {100.0 * t / count:.0f}%" for name, t in zip(("TTFT", "TPOT", "throughput"), total)) +
+          f"; pooled sigma of the {len(pooled_rows)} fitted rows: " + ", ".join(f"{v:.3f}" for v in pooled))
+    out[None] = {"rows": len(pooled_rows), "sigma": pooled}
+    return out
+
+
+def write_presets(sigmas):
+    today = datetime.date.today().isoformat()
+    for name in sorted(os.listdir("scenarios/engines")):
+        path = os.path.join("scenarios/engines", name)
+        preset = name[:-len(".json")]
+        with open(path) as f:
+            doc = json.load(f)
+        got = sigmas.get(preset)
+        for m, key in enumerate(BAND_KEYS):
+            if got is not None and got["own"]:
+                src = (f"validate/fit-engine-host.sh --write-presets ({today}): root mean square of ln(simulated / measured) "
+                       f"over the {got['rows']} serving benchmarks of {got['release']} "
+                       "(scenarios/benchmarks/serving-benchmarks.csv), each simulated with the host time fitted on the others")
+                value = got["sigma"][m]
+            else:
+                pool = sigmas[None]
+                what = (f"only {got['rows']} serving benchmark(s) of {got['release']}, too few to estimate its own error"
+                        if got is not None else "no serving benchmark of this preset's releases")
+                src = (f"validate/fit-engine-host.sh --write-presets ({today}): {what}; "
+                       f"the pool of the fitted releases' {pool['rows']} rows, each left out of its release's fit (an assumption: "
+                       "this release errs as the validated ones do)")
+                value = pool["sigma"][m]
+            doc[key] = {"value": round(value, 3), "source": src}
+        with open(path, "w") as f:
+            f.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    print()
+    print("wrote engine.serving_error_* into scenarios/engines/*.json")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("exe")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--write-presets", action="store_true",
+                    help="write each preset's engine.serving_error_* (the table's sigmas) into scenarios/engines/")
     ap.add_argument("--linearisation", default="", help="a JSON file: read the linearised rows from it if it exists, else write them there")
     a = ap.parse_args()
     rows = sb.rows()
@@ -176,21 +259,30 @@ def main():
             else:
                 theta = fit([lin[o["id"]] for o in others])
             loo[r["id"]] = (theta, pool.submit(simulate, a.exe, r, theta), pool.submit(simulate, a.exe, r, fits[rel]))
+    # Releases too small to fit run with their preset's own host time: nothing was fitted to them.
+    unfitted = {r["id"]: pool.submit(simulate, a.exe, r, None) for r in rows if r["id"] not in loo}
     print()
     print("| id | engine release | TPOT ms meas / fitted / left out | output tok/s meas / fitted / left out | TPOT error left out | throughput error left out |")
     print("|---|---|---|---|---|---|")
     errs = {}
+    logs = {}  # release -> per row: ln(simulated / measured) of TTFT, TPOT, throughput left out, and the calibration sigmas
     for r in rows:
+        mt, mthr, mttft = float(r["tpot_ms"]), float(r["output_tokens_per_s"]), float(r["ttft_ms"])
         if r["id"] not in loo:
-            continue
-        theta, fut_loo, fut_all = loo[r["id"]]
-        t_loo, thr_loo, _ = fut_loo.result()
-        t_all, thr_all, _ = fut_all.result()
-        mt, mthr = float(r["tpot_ms"]), float(r["output_tokens_per_s"])
-        e_t, e_thr = (t_loo - mt) / mt, (thr_loo - mthr) / mthr
-        errs.setdefault(r["release"], []).append((e_t, e_thr))
-        print(f"| `{r['id']}` | {r['release']} | {mt:.1f} / {t_all:.1f} / {t_loo:.1f} | {mthr:.0f} / {thr_all:.0f} / {thr_loo:.0f} | "
-              f"{e_t * 100:+.1f}% | {e_thr * 100:+.1f}% |")
+            t, thr, s = unfitted[r["id"]].result()
+        else:
+            theta, fut_loo, fut_all = loo[r["id"]]
+            t, thr, s = fut_loo.result()
+            t_all, thr_all, _ = fut_all.result()
+            e_t, e_thr = (t - mt) / mt, (thr - mthr) / mthr
+            errs.setdefault(r["release"], []).append((e_t, e_thr))
+            print(f"| `{r['id']}` | {r['release']} | {mt:.1f} / {t_all:.1f} / {t:.1f} | {mthr:.0f} / {thr_all:.0f} / {thr:.0f} | "
+                  f"{e_t * 100:+.1f}% | {e_thr * 100:+.1f}% |")
+        band = s["band"]
+        logs.setdefault(r["release"], []).append({
+            "id": r["id"], "engine": engine_of(r),
+            "e": (math.log(s["ttft_s"]["mean"] * 1e3 / mttft), math.log(t / mt), math.log(thr / mthr)),
+            "cal": tuple(band[m]["calibration"] for m in BAND_METRICS)})
     print()
     print("| engine release | rows | TPOT median abs error, left out | throughput median abs error, left out | RMS relative error (TPOT, throughput) |")
     print("|---|---|---|---|---|")
@@ -199,6 +291,9 @@ def main():
         mthr = statistics.median(abs(x[1]) for x in e) * 100
         rms = (sum(x[0] ** 2 for x in e) / len(e)) ** 0.5 * 100, (sum(x[1] ** 2 for x in e) / len(e)) ** 0.5 * 100
         print(f"| {rel} | {len(e)} | {mt:.1f}% | {mthr:.1f}% | {rms[0]:.1f}%, {rms[1]:.1f}% |")
+    sigmas = engine_errors(logs, set(fits))
+    if a.write_presets:
+        write_presets(sigmas)
     pool.shutdown()
     return 0
 

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Simulated vs measured whole-request serving benchmarks (scenarios/benchmarks/serving-benchmarks.csv):
 # for each row, its deployment scenario under the benchmark's load, TTFT, TPOT and output
-# throughput simulated vs measured, with engine release and layout; then the median |error| per
-# engine release and the rows that are worst. Prints Markdown.
+# throughput simulated vs measured, with engine release, layout and each metric's band (serving.band:
+# one sigma of ln(simulated / measured), "out" where the measurement lies outside it); then per
+# engine release the median |error| and the rows within the band, and the band's coverage over all
+# rows against its nominal 68%. Prints Markdown.
 #
 #   validate/serving-benchmarks.sh [ESS_SIM] [--jobs N] [--only ID_SUBSTRING] [--json OUT] [--set field=value ...]
 #

@@ -99,6 +99,18 @@ const std::vector<EngineKey>& engine_keys() {
          e.prefill_first = r.choice("prefill_schedule", {"mixed", "prefill_first"}) == "prefill_first";
        },
        [](const EngineConfig& e) { return J(e.prefill_first ? "prefill_first" : "mixed"); }},
+      // One sigma of ln(simulated / measured); 3 is a factor of 20 either way, no model's error.
+      {"serving_error_ttft", "serving_error_ttft", K::decode, true,
+       [](ObjectReader& r, EngineConfig& e) { e.serving_error.ttft = r.optional_number("serving_error_ttft", Range::closed(0.0, 3.0)); },
+       [](const EngineConfig& e) { return e.serving_error.ttft ? J(*e.serving_error.ttft) : J(nullptr); }},
+      {"serving_error_tpot", "serving_error_tpot", K::decode, true,
+       [](ObjectReader& r, EngineConfig& e) { e.serving_error.tpot = r.optional_number("serving_error_tpot", Range::closed(0.0, 3.0)); },
+       [](const EngineConfig& e) { return e.serving_error.tpot ? J(*e.serving_error.tpot) : J(nullptr); }},
+      {"serving_error_throughput", "serving_error_throughput", K::decode, true,
+       [](ObjectReader& r, EngineConfig& e) {
+         e.serving_error.throughput = r.optional_number("serving_error_throughput", Range::closed(0.0, 3.0));
+       },
+       [](const EngineConfig& e) { return e.serving_error.throughput ? J(*e.serving_error.throughput) : J(nullptr); }},
   };
   return keys;
 }

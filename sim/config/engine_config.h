@@ -73,6 +73,14 @@ struct EngineConfig {
   // runs a step of prompt chunks only and its decoding requests wait (vLLM V0's default scheduler,
   // SGLang's without --enable-mixed-chunk).
   bool prefill_first = false;
+  // The engine model's own error in serving, per metric: one sigma of ln(simulated / measured)
+  // over the release's serving benchmarks (scenarios/benchmarks/serving-benchmarks.csv), TPOT and
+  // output throughput left out one row at a time after the host-time fit, TTFT as fitted
+  // (validate/fit-engine-host.sh). A serving run's band adds it to the calibration band in
+  // quadrature (sim/serving/serving_band.h). nullopt: no benchmark of this release measured it.
+  struct ServingError {
+    std::optional<double> ttft, tpot, throughput;
+  } serving_error;
   // Whether a decode pass of `requests` requests of one replica runs eagerly (no CUDA graph): a
   // batch above the largest captured size, for an engine that captures graphs.
   [[nodiscard]] bool eager(std::int64_t requests) const { return !captured.empty() && requests > captured.back(); }

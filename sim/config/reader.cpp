@@ -185,14 +185,22 @@ FlopsPerSecond ObjectReader::compute_rate(std::string_view key, Range range) {
 Watts ObjectReader::power(std::string_view key, Range range) { return Watts(quantity(key, Dimension::watts, range)); }
 double ObjectReader::rate(std::string_view key, Range range) { return quantity(key, Dimension::per_second, range); }
 
+bool ObjectReader::absent_recorded(std::string_view key) {
+  if (has(key)) return false;
+  std::string source;
+  const nlohmann::json* j = take(key, source);
+  record(key, nullptr, j == nullptr ? "absent" : source);
+  return true;
+}
+
 std::optional<FlopsPerSecond> ObjectReader::optional_compute_rate(std::string_view key, Range range) {
-  if (!has(key)) {
-    std::string source;
-    const nlohmann::json* j = take(key, source);
-    record(key, nullptr, j == nullptr ? "absent" : source);
-    return std::nullopt;
-  }
+  if (absent_recorded(key)) return std::nullopt;
   return compute_rate(key, range);
+}
+
+std::optional<double> ObjectReader::optional_number(std::string_view key, Range range) {
+  if (absent_recorded(key)) return std::nullopt;
+  return number(key, range);
 }
 
 std::int64_t ObjectReader::integer(std::string_view key, Range range) {

@@ -95,6 +95,7 @@ class ObjectReader {
   // Optional fields: absent or null gives nullopt (recorded as null in the resolved output).
   std::optional<FlopsPerSecond> optional_compute_rate(std::string_view key, Range range);
   std::optional<std::string> optional_text(std::string_view key);
+  std::optional<double> optional_number(std::string_view key, Range range);
 
   // Fields with a documented default, recorded with source "default".
   std::int64_t integer_or(std::string_view key, Range range, std::int64_t fallback);
@@ -130,6 +131,8 @@ class ObjectReader {
 
  private:
   double quantity(std::string_view key, Dimension d, Range range);
+  // An optional field absent or null: consumed and recorded as null (true); present: false.
+  bool absent_recorded(std::string_view key);
   void check_range(std::string_view key, double v, Range range) const;
   [[nodiscard]] std::string child_pointer(std::string_view key) const;
 

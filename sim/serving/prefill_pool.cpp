@@ -120,12 +120,14 @@ PrefillPoolRun run_prefill_pool(const Scenario& s, int instances, const std::vec
       most = std::max(most, taken);
       run.tokens += static_cast<double>(taken);
     }
-    const double time = table.at(static_cast<double>(most), prompts / static_cast<double>(pieces)).time;
+    const StepPoint point = table.at(static_cast<double>(most), prompts / static_cast<double>(pieces));
+    const double time = point.time;
     if (!(time > 0.0)) throw InternalError("prefill pool: a step of " + std::to_string(most) + " tokens took no time");
     const double end = t + time;
     for (const std::size_t r : finished) run.requests[r].end = end;
     inst.free_at = end;
     run.busy_s += time;
+    run.sigma_s += point.sigma;
     run.capacity += static_cast<double>(inst.gpus.size()) * static_cast<double>(budget);
     ++run.steps;
     run.end_time = std::max(run.end_time, end);

@@ -67,6 +67,7 @@ struct PrefillPoolRun {
   std::vector<PrefillOutcome> requests;  // as the input requests
   std::int64_t steps = 0;
   double busy_s = 0.0;  // instance-seconds stepping, summed over instances
+  double sigma_s = 0.0;  // the same steps' calibration band (one sigma, step_table.h), summed
   double tokens = 0.0;    // prompt tokens computed
   double capacity = 0.0;  // what the steps could have computed: steps x GPUs x tokens_per_gpu
   double end_time = 0.0;

@@ -314,6 +314,7 @@ double Loop::step(double t) {
     p = model_.at(static_cast<double>(engine_.graph_batch(batch_max)), step.context_mean, step.offloaded_share);
   }
   step.time = p.time;
+  step.sigma = p.sigma;
   step.utilization = std::clamp(p.utilization, 0.0, 1.0);
   if (chunks_ != nullptr) {
     std::int64_t tokens = 0;
@@ -321,6 +322,7 @@ double Loop::step(double t) {
     if (tokens > 0) {
       const double busy = p.utilization * p.time + added.busy;
       step.time = p.time + added.time;
+      step.sigma = p.time > 0.0 ? p.sigma * step.time / p.time : 0.0;
       step.utilization = std::clamp(busy / step.time, 0.0, 1.0);
       step.prefill_tokens = tokens;
       step.prefill_time = added.time;

@@ -72,6 +72,9 @@ struct ServingStep {
   double start = 0.0;
   double time = 0.0;
   double utilization = 0.0;
+  // One sigma of `time` by the calibration band (step_table.h StepPoint::sigma); the prompt
+  // chunks' share at the decode part's relative band.
+  double sigma = 0.0;
   std::int32_t batch_max = 0;  // requests on the fullest GPU
   std::int32_t active = 0;     // requests in the batch (decoding or, colocated, prefilling), all GPUs
   std::int32_t queued = 0;     // waiting after admission

@@ -8,6 +8,7 @@
 #include "sim/config/config_error.h"
 #include "sim/config/quantity.h"
 #include "sim/serving/controller.h"
+#include "sim/serving/serving_band.h"
 
 namespace ess {
 
@@ -408,8 +409,10 @@ nlohmann::ordered_json serving_json(const Scenario& s, const ServingRun& run, co
                    {"total_input_tokens", rt.input_completed},
                    {"total_output_tokens", rt.output_completed},
                    {"generated_tokens", rt.generated}};
-  j["ttft_s"] = to_json(distribution(rt.ttft));
-  j["tpot_s"] = to_json(distribution(rt.tpot));
+  const Distribution ttft = distribution(rt.ttft);
+  const Distribution tpot = distribution(rt.tpot);
+  j["ttft_s"] = to_json(ttft);
+  j["tpot_s"] = to_json(tpot);
   j["itl_s"] = to_json(weighted_distribution(st.itl));
   j["itl_per_token_s"] = to_json(weighted_distribution(st.itl_token));
   j["e2el_s"] = to_json(distribution(rt.e2el));
@@ -419,6 +422,7 @@ nlohmann::ordered_json serving_json(const Scenario& s, const ServingRun& run, co
                      {"input_tokens_per_s", per_s(rt.input_completed)},
                      {"output_tokens_per_s_per_gpu", per_s(rt.output_completed) / all_gpus}};
   j["prefill"] = prefill_json(s, run);
+  j["band"] = serving_band_json(serving_band(s, run), ttft.mean, tpot.mean, per_s(rt.output_completed));
   const auto slo_value = [](const std::optional<Seconds>& v) {
     return v ? nlohmann::ordered_json(v->value()) : nlohmann::ordered_json(nullptr);
   };
@@ -459,9 +463,7 @@ nlohmann::ordered_json serving_json(const Scenario& s, const ServingRun& run, co
 std::string serving_table(const Scenario& s, const nlohmann::ordered_json& j) {
   std::string out;
   const auto line = [&](const std::string& label, const std::string& value) {
-    char buf[256];
-    std::snprintf(buf, sizeof buf, "  %-34s %s\n", label.c_str(), value.c_str());
-    out += buf;
+    out += "  " + label + std::string(label.size() < 34 ? 34 - label.size() : 0, ' ') + " " + value + "\n";
   };
   const ArrivalConfig& a = s.serving->arrivals;
   const std::string load = a.closed_loop() ? std::to_string(a.requests) + " requests at concurrency " + std::to_string(a.concurrency)
@@ -501,6 +503,7 @@ std::string serving_table(const Scenario& s, const nlohmann::ordered_json& j) {
   line("E2E latency mean / p99", num("%.2f s", get(j, {"e2el_s", "mean"})) + " / " + num("%.2f s", get(j, {"e2el_s", "p99"})));
   line("output throughput", num("%.0f tokens/s", get(j, {"throughput", "output_tokens_per_s"})) + " (" +
                                 num("%.2f requests/s", get(j, {"throughput", "requests_per_s"})) + ")");
+  line("band (1 sigma)", serving_band_text(j.at("band")));
   line("goodput", num("%.2f requests/s", get(j, {"goodput", "requests_per_s"})) + " (" +
                       num("%.1f%% of completed meet the SLO)", 100.0 * get(j, {"goodput", "good_share"})));
   line("sessions per node mean / max", num("%.1f", get(j, {"concurrency", "sessions_per_node_mean"})) + " / " +

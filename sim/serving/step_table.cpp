@@ -48,7 +48,7 @@ StepPoint StepTable::at(double batch, double context) const {
     const double high = (1 - wc) * (p(i + 1, j).*f) + wc * (p(i + 1, j + 1).*f);
     return (1 - wb) * low + wb * high;
   };
-  return {mix(&StepPoint::time), mix(&StepPoint::utilization)};
+  return {mix(&StepPoint::time), mix(&StepPoint::utilization), mix(&StepPoint::sigma)};
 }
 
 StepPoint StepModel::at(double batch, double context, double offloaded_share) const {
@@ -58,7 +58,7 @@ StepPoint StepModel::at(double batch, double context, double offloaded_share) co
   if (gpu.empty()) throw InternalError("StepModel: GPU-only requests in a batch, but no GPU-only table was built");
   const StepPoint g = gpu.at(batch, context);
   const double f = std::max(0.0, offloaded_share);
-  return {g.time + f * (o.time - g.time), g.utilization + f * (o.utilization - g.utilization)};
+  return {g.time + f * (o.time - g.time), g.utilization + f * (o.utilization - g.utilization), g.sigma + f * (o.sigma - g.sigma)};
 }
 
 ChunkCost ChunkModel::added(double batch, double tokens, double cached) const {

@@ -18,6 +18,9 @@ namespace ess {
 struct StepPoint {
   double time = 0.0;         // seconds per decode step
   double utilization = 0.0;  // busy compute fraction of the step, mean over GPUs, in [0, 1]
+  // One sigma of `time` by the hardware's calibration band (sim/engine/step_band.h), seconds; 0
+  // on uncalibrated hardware. Interpolated like the time.
+  double sigma = 0.0;
 };
 
 class StepTable {

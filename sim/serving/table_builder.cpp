@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "sim/engine/simulation.h"
+#include "sim/engine/step_band.h"
 #include "sim/io/atomic_file.h"
 #include "sim/serving/prefill_pool.h"
 
@@ -142,7 +143,8 @@ StepPoint measure_point(const DecodeRun& run, const std::filesystem::path& acces
       samples += 1.0;
     }
   }
-  return {time / static_cast<double>(r.step_time.size()), samples > 0 ? util / samples : 0.0};
+  return {time / static_cast<double>(r.step_time.size()), samples > 0 ? util / samples : 0.0,
+          step_band(r, run.system->hardware_bands).sigma};
 }
 
 StepModelRuns step_model_runs(const Scenario& s, const ServingMemory& memory, const TableGrid& grid) {
@@ -212,7 +214,8 @@ StepTable build_prefill_table(const Scenario& s, const TableGrid& grid) {
     ResourceLimits vetted;
     vetted.enforce = false;
     Simulation sim(run, SimulationOptions(1, 0, vetted));
-    points.push_back(StepPoint{sim.run().step_time.at(0), 1.0});
+    const RunResult r = sim.run();
+    points.push_back(StepPoint{r.step_time.at(0), 1.0, step_band(r, s.hardware_bands).sigma});
   }
   return StepTable(grid.batches, grid.contexts, std::move(points));
 }

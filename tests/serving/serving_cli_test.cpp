@@ -1,6 +1,8 @@
 // The serving mode through the command line, in-process: `check` prints the serving section,
 // `run` writes results.json with its "serving" object and prints the serving table.
 #include <catch2/catch.hpp>
+
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include "tests/cli/cli_run.h"
@@ -36,6 +38,20 @@ TEST_CASE("run of a serving scenario writes results.json with the serving metric
   CHECK(j["serving"]["requests"]["completed"].get<int>() > 20);
   CHECK(j["serving"]["energy"]["per_output_token_j"].get<double>() > 0);
   CHECK(j["serving"]["cost"].is_null());  // no prices given
+  // The band: the calibration band through the step tables (decode steps for TPOT and throughput,
+  // the prefill pool's steps for TTFT), the engine's own error in quadrature.
+  CHECK_THAT(r.out, Catch::Contains("band (1 sigma)"));
+  const auto& band = j["serving"]["band"];
+  CHECK(band["calibrated"] == true);
+  for (const char* m : {"ttft", "tpot", "output_throughput"}) {
+    INFO(m);
+    const double cal = band[m]["calibration"].get<double>();
+    CHECK(cal > 0.001);
+    CHECK(cal < 0.2);
+    const double engine = band[m]["engine"].is_null() ? 0.0 : band[m]["engine"].get<double>();
+    CHECK(band[m]["sigma"].get<double>() == Approx(std::hypot(cal, engine)));
+  }
+  CHECK(band["tpot"]["mean_low_s"].get<double>() < j["serving"]["tpot_s"]["mean"].get<double>());
 }
 
 TEST_CASE("serving cost: the bill at the user's prices, per million output tokens", "[serving][cli][cost]") {
