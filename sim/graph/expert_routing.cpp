@@ -109,8 +109,8 @@ ExpertRouting::Pass ExpertRouting::pass(int layer, Rng& rng) const {
   const auto n = static_cast<std::size_t>(routed_);
   const std::vector<double> w = lognormal_weights(n, params_.drift, rng, &popularity_[static_cast<std::size_t>(p.layer_)]);
   // Vose's alias method: O(1) draws from the pass's popularity.
-  p.prob_.assign(n, 0.0);
-  p.alias_.assign(n, 0);
+  std::vector<double> prob(n, 0.0);
+  std::vector<std::uint32_t> alias(n, 0);
   std::vector<std::uint32_t> small;
   std::vector<std::uint32_t> large;
   std::vector<double> scaled(w);  // mean 1 already: scaled[e] = n x probability
@@ -119,16 +119,20 @@ ExpertRouting::Pass ExpertRouting::pass(int layer, Rng& rng) const {
     const std::uint32_t s = small.back();
     small.pop_back();
     const std::uint32_t l = large.back();
-    p.prob_[s] = scaled[s];
-    p.alias_[s] = l;
+    prob[s] = scaled[s];
+    alias[s] = l;
     scaled[l] -= 1.0 - scaled[s];
     if (scaled[l] < 1.0) {
       large.pop_back();
       small.push_back(l);
     }
   }
-  for (const std::uint32_t e : large) p.prob_[e] = 1.0;
-  for (const std::uint32_t e : small) p.prob_[e] = 1.0;  // rounding leftovers
+  for (const std::uint32_t e : large) prob[e] = 1.0;
+  for (const std::uint32_t e : small) prob[e] = 1.0;  // rounding leftovers
+  p.columns_.resize(n);
+  for (std::size_t e = 0; e < n; ++e) {
+    p.columns_[e] = {static_cast<std::uint64_t>(std::ceil(std::ldexp(prob[e], 53))), alias[e]};
+  }
   return p;
 }
 
@@ -136,7 +140,10 @@ std::int64_t ExpertRouting::Pass::draw_expert(Rng& rng) const {
   const auto n = static_cast<std::uint64_t>(routing_->routed_);
   const auto e = rng.below(n);
   if (uniform_) return static_cast<std::int64_t>(e);
-  return rng.uniform() < prob_[e] ? static_cast<std::int64_t>(e) : static_cast<std::int64_t>(alias_[e]);
+  const Column& c = columns_[e];
+  // Branch-free: which way a draw goes is a coin toss the branch predictor cannot learn.
+  const auto keep = static_cast<std::uint64_t>((rng.next() >> 11) < c.keep);
+  return static_cast<std::int64_t>((e & (0 - keep)) | (c.alias & (keep - 1)));
 }
 
 void ExpertRouting::Pass::route(Rng& rng, std::span<std::int64_t> picked) const {
@@ -145,12 +152,15 @@ void ExpertRouting::Pass::route(Rng& rng, std::span<std::int64_t> picked) const 
   // The experts drawn so far sit in picked as experts first; they become slots at the end.
   for (std::size_t k = 0; k < picked.size(); ++k) {
     std::int64_t e = 0;
+    bool again = false;
     do {
       e = draw_expert(rng);
-    } while (std::find(picked.begin(), picked.begin() + static_cast<std::ptrdiff_t>(k), e) !=
-             picked.begin() + static_cast<std::ptrdiff_t>(k));
+      again = false;
+      for (std::size_t j = 0; j < k; ++j) again |= picked[j] == e;
+    } while (again);
     picked[k] = e;
   }
+  if (!routing_->params_.eplb) return;  // routed expert e sits in slot e
   for (std::int64_t& e : picked) {
     const auto at = static_cast<std::size_t>(e);
     const std::int64_t copies = first[at + 1] - first[at];

@@ -53,8 +53,14 @@ class ExpertRouting {
     const ExpertRouting* routing_ = nullptr;
     int layer_ = 0;
     bool uniform_ = true;
-    std::vector<double> prob_;          // Walker alias table over routed experts
-    std::vector<std::uint32_t> alias_;
+    // Walker alias table over routed experts, one entry per column: keep the column when a 53-bit
+    // uniform integer is below `keep` (ceil(probability x 2^53): the same draws as comparing
+    // Rng::uniform() with the probability, in integers), else take `alias`.
+    struct Column {
+      std::uint64_t keep = 0;
+      std::uint32_t alias = 0;
+    };
+    std::vector<Column> columns_;
     [[nodiscard]] std::int64_t draw_expert(Rng& rng) const;
   };
   // `layer` counts MoE layers from 0 (any int: taken modulo the layers given).
