@@ -81,6 +81,9 @@ struct EngineConfig {
   struct ServingError {
     std::optional<double> ttft, tpot, throughput;
   } serving_error;
+  // What each request of a step adds to its length on the host: host_request_time, unless the
+  // engine overlaps its host time with the GPU (then a floor the step rarely reaches).
+  [[nodiscard]] Seconds exposed_host_request_time() const { return host_overlap ? Seconds(0.0) : host_request_time; }
   // Whether a decode pass of `requests` requests of one replica runs eagerly (no CUDA graph): a
   // batch above the largest captured size, for an engine that captures graphs.
   [[nodiscard]] bool eager(std::int64_t requests) const { return !captured.empty() && requests > captured.back(); }

@@ -311,7 +311,8 @@ double Loop::step(double t) {
     step.offloaded_share = memory_.offload() ? static_cast<double>(offloaded) / n : 0.0;
     // A decode step replays the CUDA graph captured for a batch at least this one (the table's
     // points ran at theirs): looked up at that batch, the padding's steps are not interpolated over.
-    p = model_.at(static_cast<double>(engine_.graph_batch(batch_max)), step.context_mean, step.offloaded_share);
+    p = model_.at_graph(static_cast<double>(batch_max), static_cast<double>(engine_.graph_batch(batch_max)), step.context_mean,
+                        step.offloaded_share, engine_.exposed_host_request_time().value());
   }
   step.time = p.time;
   step.sigma = p.sigma;

@@ -1,6 +1,7 @@
 #include "sim/serving/step_table.h"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "sim/base/error.h"
@@ -51,14 +52,72 @@ StepPoint StepTable::at(double batch, double context) const {
   return {mix(&StepPoint::time), mix(&StepPoint::utilization), mix(&StepPoint::sigma)};
 }
 
+StepPoint StepTable::at_quadratic(double batch, double context) const {
+  if (batches_.size() < 3 || batch <= static_cast<double>(batches_.front()) || batch >= static_cast<double>(batches_.back())) {
+    return at(batch, context);
+  }
+  const auto [i, wb] = locate(batches_, batch);
+  const auto [j, wc] = locate(contexts_, context);
+  const std::size_t nc = contexts_.size();
+  // Three batch rows f .. f + 2 spaced as a geometric grid (each ratio within 10% of the other).
+  // Elsewhere (a grid's last point after a short step, the two sides of the largest captured CUDA
+  // graph, where the time jumps) a parabola would bend through what is not smooth.
+  const auto regular = [&](std::size_t f) {
+    if (f + 2 >= batches_.size()) return false;
+    const double r0 = static_cast<double>(batches_[f + 1]) / static_cast<double>(batches_[f]);
+    const double r1 = static_cast<double>(batches_[f + 2]) / static_cast<double>(batches_[f + 1]);
+    return r0 > 1.0 && r1 > 1.0 && std::abs(std::log(r1 / r0)) < std::log(1.1);
+  };
+  const auto row = [&](std::size_t r, double StepPoint::*f) {
+    const StepPoint& a = points_[r * nc + j];
+    const StepPoint& b = points_[r * nc + std::min(j + 1, nc - 1)];
+    return (1 - wc) * (a.*f) + wc * (b.*f);
+  };
+  // The parabola through rows f .. f + 2 at `batch` (Lagrange's form).
+  const auto parabola = [&](std::size_t f, double StepPoint::*field) {
+    const double x[3] = {static_cast<double>(batches_[f]), static_cast<double>(batches_[f + 1]),
+                         static_cast<double>(batches_[f + 2])};
+    double v = 0.0;
+    for (std::size_t k = 0; k < 3; ++k) {
+      double w = 1.0;
+      for (std::size_t m = 0; m < 3; ++m) {
+        if (m != k) w *= (batch - x[m]) / (x[k] - x[m]);
+      }
+      v += w * row(f + k, field);
+    }
+    return v;
+  };
+  // The cell's parabolas through the row below it and through the row above it, averaged where
+  // both exist (a cubic-like blend: the one bends too far where the other bends too little).
+  const bool below = i > 0 && regular(i - 1);
+  const bool above = regular(i);
+  if (!below && !above) return at(batch, context);
+  const auto mix = [&](double StepPoint::*f) {
+    if (below && above) return 0.5 * (parabola(i - 1, f) + parabola(i, f));
+    return parabola(below ? i - 1 : i, f);
+  };
+  return {mix(&StepPoint::time), mix(&StepPoint::utilization), mix(&StepPoint::sigma)};
+}
+
 StepPoint StepModel::at(double batch, double context, double offloaded_share) const {
-  if (!offload) return gpu.at(batch, context);
-  const StepPoint o = offload->at(batch, context);
+  if (!offload) return gpu.at_quadratic(batch, context);
+  const StepPoint o = offload->at_quadratic(batch, context);
   if (offloaded_share >= 1.0) return o;
   if (gpu.empty()) throw InternalError("StepModel: GPU-only requests in a batch, but no GPU-only table was built");
-  const StepPoint g = gpu.at(batch, context);
+  const StepPoint g = gpu.at_quadratic(batch, context);
   const double f = std::max(0.0, offloaded_share);
   return {g.time + f * (o.time - g.time), g.utilization + f * (o.utilization - g.utilization), g.sigma + f * (o.sigma - g.sigma)};
+}
+
+StepPoint StepModel::at_graph(double batch, double graph, double context, double offloaded_share,
+                              double host_per_request) const {
+  StepPoint p = at(graph, context, offloaded_share);
+  const double padding = std::max(0.0, graph - batch) * host_per_request;
+  if (padding > 0.0 && padding < p.time) {
+    p.utilization *= p.time / (p.time - padding);  // the same busy compute over a shorter step
+    p.time -= padding;
+  }
+  return p;
 }
 
 ChunkCost ChunkModel::added(double batch, double tokens, double cached) const {
@@ -71,13 +130,13 @@ ChunkCost ChunkModel::added(double batch, double tokens, double cached) const {
     if (c < static_cast<double>(cs.front()) && cs.size() > 1) {
       // Fewer key pairs than one causal chunk (several prompts): linear in the pairs along the
       // cached axis, from its first two points.
-      const StepPoint a = sl.table.at(t, static_cast<double>(cs[0]));
-      const StepPoint b = sl.table.at(t, static_cast<double>(cs[1]));
+      const StepPoint a = sl.table.at_quadratic(t, static_cast<double>(cs[0]));
+      const StepPoint b = sl.table.at_quadratic(t, static_cast<double>(cs[1]));
       const double w = (c - static_cast<double>(cs[0])) / static_cast<double>(cs[1] - cs[0]);
       time = a.time + w * (b.time - a.time);
       busy = a.utilization * a.time + w * (b.utilization * b.time - a.utilization * a.time);
     } else {
-      const StepPoint m = sl.table.at(t, c);
+      const StepPoint m = sl.table.at_quadratic(t, c);
       time = m.time;
       busy = m.utilization * m.time;
     }

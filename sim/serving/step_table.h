@@ -1,6 +1,8 @@
 // The step-time table of a serving run: decode-step time and GPU utilisation at a grid of
 // (requests per GPU, context) points, measured by full Simulation runs (table_builder.h), and
-// bilinearly interpolated in between. Pure data and arithmetic: tests build tables by hand.
+// interpolated in between (linear in the context; along the batch, where the grid doubles, the
+// mean of the parabolas through the cell and each neighbouring point: StepTable::at_quadratic).
+// Pure data and arithmetic: tests build tables by hand.
 //
 // Why a table: a serving period of 10 minutes is ~10^4-10^5 decode steps with a different batch
 // and contexts each; one SimGrid run of a step costs milliseconds to seconds. Step time is close
@@ -32,6 +34,12 @@ class StepTable {
 
   // Bilinear in (batch, context); outside the grid the nearest edge value (clamped).
   [[nodiscard]] StepPoint at(double batch, double context) const;
+  // The same, but along the batch axis inside the grid the mean of the two parabolas through the
+  // cell's points and the point below it, and through them and the point above it (one of them at
+  // the grid's ends; only through three points spaced geometrically, else linear): step time bends
+  // where weight reads give way to per-request work, and a prompt chunk's time grows with the square
+  // of its tokens (causal attention), where a chord between doubling grid points misses by 1-2%.
+  [[nodiscard]] StepPoint at_quadratic(double batch, double context) const;
   [[nodiscard]] bool empty() const { return points_.empty(); }
   [[nodiscard]] const std::vector<std::int64_t>& batches() const { return batches_; }
   [[nodiscard]] const std::vector<std::int64_t>& contexts() const { return contexts_; }
@@ -52,8 +60,15 @@ struct StepModel {
   StepTable gpu;
   std::optional<StepTable> offload;  // every request offloaded (cache.mode "offload" only)
   // `batch`: requests on the fullest GPU (all GPUs wait for it at the all-to-all); `context`:
-  // mean tokens per request; `offloaded_share` in [0, 1].
+  // mean tokens per request; `offloaded_share` in [0, 1]. Each table by at_quadratic.
   [[nodiscard]] StepPoint at(double batch, double context, double offloaded_share) const;
+  // A step of `batch` requests (on the fullest GPU, or the replica) that replays the CUDA graph
+  // captured for `graph` >= batch requests: the tables at `graph`, whose points ran every request
+  // as a real one, less the per-request host time of the padding rows (`host_per_request` seconds
+  // each: the engine samples and processes only real requests; 0 when the engine overlaps its host
+  // time, whose floor hides behind the GPU's time unless the step is host-bound).
+  [[nodiscard]] StepPoint at_graph(double batch, double graph, double context, double offloaded_share,
+                                   double host_per_request) const;
 };
 
 // Colocated serving (serving.prefill.mode "colocated"): what prompt chunks add to a decode step.
@@ -67,7 +82,8 @@ struct StepModel {
 //              step without a chunk;
 //   slices[1..]: the same at larger batches, at one cached point (`table.contexts()`, the middle
 //              of slices[0]'s).
-// What a chunk adds at batch b: slice 0's (mixed - reference) at (tokens, cached), plus how that
+// What a chunk adds at batch b: slice 0's (mixed - reference) at (tokens, cached) (each table by
+// at_quadratic: causal attention makes a chunk's time convex in its tokens), plus how that
 // changes from slice 0's batch to b at the middle cached point, piecewise linear between the
 // slices' batches (clamped to them); below the smallest chunk on the grid, in proportion to the
 // tokens (nothing at none). `cached` below 0 stands for chunks holding several prompts, with fewer

@@ -74,7 +74,9 @@ TableCheck decode_checks(const Scenario& s, const StepModel& model) {
     const std::int64_t b = (bs[i] + bs[i + 1]) / 2;
     if (b == bs[i]) continue;
     // As the serving loop looks it up: at the CUDA graph the engine replays for b requests.
-    const double predicted = table.at(static_cast<double>(s.engine.graph_batch(b)), static_cast<double>(context)).time;
+    const double predicted = model.at_graph(static_cast<double>(b), static_cast<double>(s.engine.graph_batch(b)),
+                                            static_cast<double>(context), offload ? 1.0 : 0.0,
+                                            s.engine.exposed_host_request_time().value()).time;
     const double direct = measure_point(table_point_run(s, offload, b, context, s.serving->table.steps)).time;
     const double err = (predicted - direct) / direct;
     checks.worst = std::max(checks.worst, std::abs(err));
