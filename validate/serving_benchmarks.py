@@ -73,7 +73,8 @@ def main():
             sigma = s["band"][band]["sigma"]
             within = abs(math.log(sim / meas)) <= sigma if sim > 0 else False
             entry[name] = {"measured": meas, "simulated": sim, "error": (sim - meas) / meas, "sigma": sigma, "within": within}
-            cells.append((meas, sim, f"+/-{sigma * 100:.0f}%{'' if within else ' out'}"))
+            band_range = f"-{(1 - math.exp(-sigma)) * 100:.0f}%/+{(math.exp(sigma) - 1) * 100:.0f}%"
+            cells.append((meas, sim, band_range + ("" if within else " out")))
         entry["sessions_per_node_mean"] = s["concurrency"]["sessions_per_node_mean"]
         report.append(entry)
         print(f"| `{row['id']}` | {row['release']} | {entry['layout']} | {load} | {cells[0][0]:.0f} / {cells[0][1]:.0f} ({cells[0][2]}) | "

@@ -38,10 +38,18 @@ nlohmann::ordered_json metric_json(const MetricBand& m, double mean, const char*
           {high, mean * std::exp(sigma)}};
 }
 
-std::string percent(const nlohmann::ordered_json& v) {
+// A sigma of ln(x) as the one-sigma range of x around its value: "-41%/+70%".
+std::string range(const nlohmann::ordered_json& sigma) {
+  const double v = sigma.get<double>();
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "-%.0f%%/+%.0f%%", 100.0 * (1.0 - std::exp(-v)), 100.0 * (std::exp(v) - 1.0));
+  return buf;
+}
+
+std::string number(const nlohmann::ordered_json& v) {
   if (v.is_null()) return "unknown";
   char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * v.get<double>());
+  std::snprintf(buf, sizeof buf, "%.3f", v.get<double>());
   return buf;
 }
 
@@ -60,13 +68,12 @@ std::string serving_band_text(const nlohmann::ordered_json& band) {
   const auto& t = band.at("ttft");
   const auto& p = band.at("tpot");
   const auto& o = band.at("output_throughput");
-  std::string out = "TTFT +/- " + percent(t.at("sigma")) + ", TPOT +/- " + percent(p.at("sigma")) + ", throughput +/- " +
-                    percent(o.at("sigma")) + " (calibration " +
-                    (band.at("calibrated").get<bool>() ? percent(t.at("calibration")) + " / " + percent(p.at("calibration")) + " / " +
-                                                              percent(o.at("calibration"))
-                                                        : std::string("none: uncalibrated hardware")) +
-                    "; engine model " + percent(t.at("engine")) + " / " + percent(p.at("engine")) + " / " +
-                    percent(o.at("engine")) + ")";
+  std::string out = "TTFT " + range(t.at("sigma")) + ", TPOT " + range(p.at("sigma")) + ", throughput " + range(o.at("sigma")) +
+                    " (sigma of ln: calibration " +
+                    (band.at("calibrated").get<bool>() ? number(t.at("calibration")) + " / " + number(p.at("calibration")) + " / " +
+                                                              number(o.at("calibration"))
+                                                        : std::string("none, uncalibrated hardware")) +
+                    "; engine model " + number(t.at("engine")) + " / " + number(p.at("engine")) + " / " + number(o.at("engine")) + ")";
   if (t.at("engine").is_null() || p.at("engine").is_null() || o.at("engine").is_null()) {
     out += "; unknown: no serving benchmark measured it, so the band is too narrow";
   }

@@ -40,7 +40,8 @@ struct ServingBand {
 // (mean x e^-sigma to mean x e^sigma).
 [[nodiscard]] nlohmann::ordered_json serving_band_json(const ServingBand& b, double ttft_mean_s, double tpot_mean_s,
                                                        double output_tokens_per_s);
-// The summary's line: "TTFT +/- a%, TPOT +/- b%, throughput +/- c% (calibration x/y/z%, engine ...)".
+// The summary's line: each metric's one-sigma range ("TPOT -41%/+70%"), then the parts as sigmas
+// of ln (calibration, engine model; TTFT / TPOT / throughput).
 [[nodiscard]] std::string serving_band_text(const nlohmann::ordered_json& band);
 
 }  // namespace ess

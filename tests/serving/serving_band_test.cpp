@@ -52,7 +52,9 @@ TEST_CASE("a serving band: the steps' sigma over their time, the prefill's for T
   CHECK(j["output_throughput"]["sigma"].get<double>() == Approx(sigma));
   CHECK(j["output_throughput"]["low_tokens_per_s"].get<double>() == Approx(1000.0 * std::exp(-sigma)));
   CHECK(j["tpot"]["mean_high_s"].get<double>() == Approx(0.05 * std::exp(std::hypot(0.03, 0.2))));
-  CHECK_THAT(serving_band_text(j), Catch::Contains("TPOT +/- 20.2%"));
+  // sigma hypot(0.03, 0.2) = 0.2022: e^-0.2022 = 0.817, e^0.2022 = 1.224.
+  CHECK_THAT(serving_band_text(j), Catch::Contains("TPOT -18%/+22%"));
+  CHECK_THAT(serving_band_text(j), Catch::Contains("engine model 0.500 / 0.200 / 0.100"));
 }
 
 TEST_CASE("a serving band without the engine's error says the band is too narrow", "[serving][band]") {
