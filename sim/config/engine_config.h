@@ -74,10 +74,10 @@ struct EngineConfig {
   // SGLang's without --enable-mixed-chunk).
   bool prefill_first = false;
   // The engine model's own error in serving, per metric: one sigma of ln(simulated / measured)
-  // over the release's serving benchmarks (scenarios/benchmarks/serving-benchmarks.csv), TPOT and
-  // output throughput left out one row at a time after the host-time fit, TTFT as fitted
-  // (validate/fit-engine-host.sh). A serving run's band adds it to the calibration band in
-  // quadrature (sim/serving/serving_band.h). nullopt: no benchmark of this release measured it.
+  // over the release's serving benchmarks (scenarios/benchmarks/serving-benchmarks.csv), each row
+  // simulated with the host time fitted on the release's other rows (validate/fit-engine-host.sh;
+  // releases with too few rows take the pool of the fitted ones). A serving run's band adds it to
+  // the calibration band in quadrature (sim/serving/serving_band.h). nullopt: unknown.
   struct ServingError {
     std::optional<double> ttft, tpot, throughput;
   } serving_error;
