@@ -56,7 +56,7 @@ StepPoint StepTable::at_quadratic(double batch, double context) const {
   if (batches_.size() < 3 || batch <= static_cast<double>(batches_.front()) || batch >= static_cast<double>(batches_.back())) {
     return at(batch, context);
   }
-  const auto [i, wb] = locate(batches_, batch);
+  const std::size_t i = locate(batches_, batch).first;  // the cell; the parabolas weigh its rows
   const auto [j, wc] = locate(contexts_, context);
   const std::size_t nc = contexts_.size();
   // Three batch rows f .. f + 2 spaced as a geometric grid (each ratio within 10% of the other).
